@@ -1,0 +1,160 @@
+"""One trial, end to end: image, container, agent phase, verifier phase, record.
+
+Every path out removes the container (`with` on the sandbox), writes result.json, and returns a
+TrialResult whose outcome is pass, fail, or infra with an error class. Infra covers both the machinery
+failing (`sandbox_*`, `docker_unavailable`) and the verifier saying nothing usable
+(`verifier_error`, `verifier_timeout`): neither may count as a fail in a pass rate.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+
+import structlog
+
+from envqa.agents.base import Agent, AgentContext, AgentRun, create_agent
+from envqa.config import QAConfig
+from envqa.environment import Environment, RewardSource
+from envqa.errors import InfraError
+from envqa.models import Outcome, Phase, PhaseTiming, TrialResult, TrialSpec, utcnow
+from envqa.rewards import VerifierError, parse_pytest, parse_reward_files
+from envqa.sandbox.base import ImageBuildError, Sandbox, SandboxBackend, SandboxSpec
+from envqa.store.artifacts import RunLayout
+from envqa.task_config import NetworkMode
+
+log = structlog.get_logger(__name__)
+
+# Error classes that say something about the environment rather than about our machinery.
+ENVIRONMENT_ERRORS = {"verifier_error", "verifier_timeout", "image_build_failed", "image_build_timeout"}
+
+
+@dataclass
+class VerifierOutcome:
+    reward: float | None
+    rewards: dict[str, float]
+    error_class: str | None = None
+    error: str | None = None
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.timings: list[PhaseTiming] = []
+
+    def phase(self, phase: Phase):
+        clock = self
+
+        class _Span:
+            def __enter__(self_inner):
+                self_inner.start = utcnow()
+
+            def __exit__(self_inner, *exc):
+                clock.timings.append(PhaseTiming(phase=phase, started_at=self_inner.start, finished_at=utcnow()))
+        return _Span()
+
+
+def sandbox_spec(env: Environment, image: str, config: QAConfig, labels: dict[str, str]) -> SandboxSpec:
+    """Limits from task.toml; network is the stricter of the task's and the configured default."""
+    ec = env.config.environment
+    wanted = env.config.agent.network_mode or ec.baseline_network()
+    network = "none" if config.sandbox.default_network == "none" or wanted == NetworkMode.NO_NETWORK else "bridge"
+    return SandboxSpec(
+        image=image, cpus=ec.cpus, memory_mb=ec.memory_mb, pids_limit=ec.pids_limit or config.sandbox.pids_limit,
+        network=network, env=dict(ec.env), labels=labels, output_limit_bytes=config.sandbox.output_limit_bytes,
+    )
+
+
+def run_verifier(sandbox: Sandbox, env: Environment, trial_dir, timeout: float | None = None) -> VerifierOutcome:
+    """Upload tests/, run the verifier, read its verdict. Also used by probes on a kept end state."""
+    for copy in env.tests:
+        sandbox.upload(copy.source, copy.target)
+    venv = {"TEST_DIR": "/tests", **env.config.verifier.env}
+    res = sandbox.exec(["bash", "-c", f"mkdir -p /logs/verifier && {env.verifier_command}"],
+                       timeout=timeout or env.config.verifier.timeout_sec, env=venv)
+    (trial_dir / "verifier" / "test-stdout.txt").write_text(res.stdout + ("\n" + res.stderr if res.stderr else ""))
+    if res.timed_out:
+        return VerifierOutcome(None, {}, "verifier_timeout",
+                               f"verifier exceeded timeout_sec={env.config.verifier.timeout_sec:g}")
+    sandbox.download("/logs/verifier", trial_dir)
+    try:
+        if env.reward_source == RewardSource.PYTEST:
+            reward, rewards = parse_pytest(res.stdout + "\n" + res.stderr)
+        else:
+            reward, rewards = parse_reward_files(_maybe_read(sandbox, "/logs/verifier/reward.txt"),
+                                                 _maybe_read(sandbox, "/logs/verifier/reward.json"))
+    except VerifierError as e:
+        return VerifierOutcome(None, {}, "verifier_error", f"{e} (test.sh exited {res.exit_code})")
+    return VerifierOutcome(reward, rewards)
+
+
+def _maybe_read(sandbox: Sandbox, path: str) -> str | None:
+    try:
+        return sandbox.read_file(path).decode("utf-8", errors="replace")
+    except (FileNotFoundError, IsADirectoryError):
+        return None
+
+
+def run_trial(
+    spec: TrialSpec,
+    env: Environment,
+    backend: SandboxBackend,
+    config: QAConfig,
+    layout: RunLayout,
+    agent: Agent | None = None,
+    keep_sandbox=None,
+) -> TrialResult:
+    """Run one trial. `keep_sandbox(sandbox, result)` (probes) sees the end state before teardown."""
+    agent = agent or create_agent(spec.agent)
+    clock = _Clock()
+    trial_dir = layout.trial_dir(spec.trial_id)
+    started = utcnow()
+    base = dict(trial_id=spec.trial_id, run_id=spec.run_id, env_version=env.version, agent=spec.agent,
+                model=spec.model, purpose=spec.purpose, artifacts_dir=str(trial_dir), started_at=started)
+    run = AgentRun()
+    try:
+        with clock.phase(Phase.BUILD):
+            image, _built = backend.ensure_image(env)
+        with clock.phase(Phase.START):
+            sandbox = backend.start(sandbox_spec(env, image, config, {"envqa.run": spec.run_id,
+                                                                      "envqa.trial": spec.trial_id}))
+        with sandbox:
+            sandbox.exec(["mkdir", "-p", "/logs/agent", "/logs/verifier"], timeout=60)
+            with clock.phase(Phase.AGENT):
+                deadline = time.monotonic() + env.agent_timeout_sec
+                run = agent.run(AgentContext(sandbox=sandbox, env=env, instruction=env.instruction,
+                                             timeout_sec=env.agent_timeout_sec, logs_dir=trial_dir / "agent",
+                                             model=spec.model))
+                run.timed_out = run.timed_out or time.monotonic() > deadline
+            sandbox.download("/logs/agent", trial_dir)
+            with clock.phase(Phase.VERIFIER):
+                verdict = run_verifier(sandbox, env, trial_dir)
+            result = _result(base, clock, run, verdict, config)
+            if keep_sandbox is not None:
+                keep_sandbox(sandbox, result)
+    except ImageBuildError as e:
+        cls = "image_build_timeout" if e.timed_out else "image_build_failed"
+        result = TrialResult(**base, outcome=Outcome.INFRA, error_class=cls,
+                             error_message=f"{e}\n{e.log_tail}".strip(), timings=clock.timings)
+    except InfraError as e:
+        result = TrialResult(**base, outcome=Outcome.INFRA, error_class=e.error_class, error_message=str(e),
+                             timings=clock.timings, agent_exit_code=run.exit_code)
+    result.finished_at = utcnow()
+    layout.write_result(result)
+    log.info("trial.done", trial_id=spec.trial_id, agent=spec.agent, outcome=result.outcome,
+             reward=result.reward, error_class=result.error_class)
+    return result
+
+
+def _result(base: dict, clock: _Clock, run: AgentRun, verdict: VerifierOutcome, config: QAConfig) -> TrialResult:
+    if verdict.error_class:
+        outcome = Outcome.INFRA
+    else:
+        outcome = Outcome.PASS if (verdict.reward or 0.0) >= config.validate_.pass_threshold else Outcome.FAIL
+    return TrialResult(
+        **base, outcome=outcome, reward=verdict.reward, rewards=verdict.rewards, error_class=verdict.error_class,
+        error_message=verdict.error, agent_exit_code=run.exit_code, agent_timed_out=run.timed_out,
+        timings=list(clock.timings),
+    )
+
+

@@ -1,0 +1,118 @@
+"""Domain models shared by every layer: trial specs and results, findings, labels.
+
+These are the pydantic boundaries of DEVELOPERS.md: what a trial produced, what a probe found, and
+what the report prints all round-trip through JSON unchanged (store/, RQ jobs, the graph state).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Outcome(StrEnum):
+    """How a trial ended. `infra` never counts in a pass rate."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    INFRA = "infra"
+
+
+class Label(StrEnum):
+    """What a failure (or a suspicious pass) means; DESIGN.md defines each."""
+
+    CAPABILITY = "capability"
+    AMBIGUITY = "ambiguity"
+    BRITTLENESS = "brittleness"
+    SHORTCUT = "shortcut"
+    INFRA = "infra"
+
+
+class Severity(StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+    CRITICAL = "critical"
+
+
+class Phase(StrEnum):
+    BUILD = "build"
+    START = "start"
+    AGENT = "agent"
+    VERIFIER = "verifier"
+    TEARDOWN = "teardown"
+
+
+class TrialSpec(BaseModel):
+    """Everything needed to run one trial; its id is derived, so re-enqueueing is idempotent."""
+
+    run_id: str
+    env_version: str
+    agent: str
+    model: str | None = None
+    index: int = 0
+    purpose: str = "validate"
+
+    @property
+    def trial_id(self) -> str:
+        key = f"{self.run_id}|{self.env_version}|{self.purpose}|{self.agent}|{self.model}|{self.index}"
+        return f"{self.agent}-{self.index}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+
+
+class PhaseTiming(BaseModel):
+    phase: Phase
+    started_at: datetime
+    finished_at: datetime
+
+    @property
+    def seconds(self) -> float:
+        return (self.finished_at - self.started_at).total_seconds()
+
+
+class TrialResult(BaseModel):
+    """The stored record of one trial (one row in store/, one result.json on disk)."""
+
+    trial_id: str
+    run_id: str
+    env_version: str
+    agent: str
+    model: str | None = None
+    purpose: str = "validate"
+    outcome: Outcome
+    reward: float | None = None
+    rewards: dict[str, float] = Field(default_factory=dict)
+    error_class: str | None = None
+    error_message: str | None = None
+    agent_exit_code: int | None = None
+    agent_timed_out: bool = False
+    timings: list[PhaseTiming] = Field(default_factory=list)
+    artifacts_dir: str | None = None
+    started_at: datetime = Field(default_factory=utcnow)
+    finished_at: datetime = Field(default_factory=utcnow)
+
+    def timing(self, phase: Phase) -> float | None:
+        return next((t.seconds for t in self.timings if t.phase == phase), None)
+
+
+class Finding(BaseModel):
+    """One thing wrong with the environment, with the evidence that shows it."""
+
+    rule: str
+    label: Label
+    severity: Severity
+    message: str
+    evidence: list[str] = Field(default_factory=list)
+    location: str | None = None
+    fix: str | None = None
+    trial_ids: list[str] = Field(default_factory=list)
+
+    def public(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")

@@ -1,0 +1,100 @@
+"""Wire one `qa run`: config -> store, sandbox backend, executor, checkpointed graph, progress."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import ExitStack
+from pathlib import Path
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from envqa.config import QAConfig
+from envqa.errors import InputError
+from envqa.graphs.run_graph import RunDeps, build_run_graph
+from envqa.sandbox.docker_backend import DockerBackend
+from envqa.scheduler.local import LocalExecutor
+from envqa.store.db import Store
+
+
+def make_backend(config: QAConfig) -> DockerBackend:
+    if config.sandbox.backend != "docker":
+        raise InputError("qa.toml", f"unknown sandbox backend {config.sandbox.backend!r} (known: docker)",
+                         "sandbox.backend")
+    return DockerBackend(image_map=config.sandbox.resolved_image_map(), label=config.sandbox.label)
+
+
+class ProgressView:
+    """Turns graph and executor events into a rich progress display on stderr."""
+
+    def __init__(self, progress: Progress | None):
+        self.progress = progress
+        self.build_task = self.trial_task = None
+
+    def __call__(self, kind: str, **data) -> None:
+        p = self.progress
+        if p is None:
+            return
+        if kind == "build_start":
+            self.build_task = p.add_task(f"image for {data['env'].name}", total=None)
+        elif kind == "build_log" and self.build_task is not None:
+            p.update(self.build_task, description=f"building: {data['line'][:60]}")
+        elif kind == "build_done" and self.build_task is not None:
+            what = "built" if data.get("built") else ("cached" if data.get("tag") else "FAILED")
+            p.update(self.build_task, description=f"image {what}", total=1, completed=1)
+        elif kind == "trial_start":
+            if self.trial_task is None:
+                self.trial_task = p.add_task("trials", total=None)
+            p.update(self.trial_task, description=f"trial {data['spec'].agent} #{data['spec'].index}")
+        elif kind == "trial_done":
+            if self.trial_task is None:
+                self.trial_task = p.add_task("trials", total=None)
+            r = data["result"]
+            p.console.print(f"  {r.agent:<8} #{data['spec'].index}  {r.outcome.value:<6} reward={r.reward}"
+                            + (f"  ({r.error_class})" if r.error_class else ""), highlight=False)
+            p.advance(self.trial_task)
+
+
+def execute_run(env_dir: Path, config: QAConfig, run_id: str, *, resume: bool = False, quiet: bool = False,
+                console: Console | None = None) -> dict:
+    config.home.mkdir(parents=True, exist_ok=True)
+    store = Store(config.db_path)
+    backend = make_backend(config)
+    if resume:
+        row = store.get_run(run_id)
+        if row is None:
+            raise InputError(str(config.db_path), f"no run with id {run_id!r} to resume")
+        env_dir = Path(row["env_dir"])
+    else:
+        if store.get_run(run_id) is not None:
+            raise InputError(str(config.db_path), f"run id {run_id!r} already exists; use --resume")
+        store.create_run(run_id, str(Path(env_dir).resolve()))
+    with ExitStack() as stack:
+        progress = None
+        if not quiet and console is not None:
+            progress = stack.enter_context(Progress(
+                SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}"),
+                TimeElapsedColumn(), console=console, transient=False,
+            ))
+        view = ProgressView(progress)
+        conn = sqlite3.connect(config.checkpoint_path, check_same_thread=False)
+        stack.callback(conn.close)
+        deps = RunDeps(config=config, store=store, backend=backend,
+                       executor=LocalExecutor(backend, config, store, on_event=view), on_event=view)
+        graph = build_run_graph(deps, checkpointer=SqliteSaver(conn))
+        thread = {"configurable": {"thread_id": run_id}}
+        try:
+            if resume and graph.get_state(thread).next:
+                state = graph.invoke(None, thread)
+            elif resume:
+                state = graph.get_state(thread).values
+            else:
+                state = graph.invoke({"run_id": run_id, "env_dir": str(Path(env_dir).resolve())}, thread)
+        finally:
+            # Containers are removed by each trial; this catches what a hard interrupt left behind.
+            backend.cleanup({"envqa.run": run_id}) if backend._client is not None else None
+    report = store.get_run(run_id)
+    import json
+
+    return json.loads(report["report_json"]) if report and report["report_json"] else state

@@ -1,0 +1,92 @@
+"""Rules over the validation trials (oracle x k, nop): what their outcomes say about the environment."""
+
+from __future__ import annotations
+
+from envqa.models import Finding, Label, Outcome, Severity, TrialResult
+
+
+def _tail(result: TrialResult, lines: int = 12) -> str:
+    if not result.artifacts_dir:
+        return ""
+    from pathlib import Path
+
+    path = Path(result.artifacts_dir) / "verifier" / "test-stdout.txt"
+    if not path.is_file():
+        return ""
+    text = path.read_text(errors="replace").strip().splitlines()
+    return "\n".join(text[-lines:])
+
+
+def _evidence(results: list[TrialResult]) -> list[str]:
+    out = []
+    for r in results:
+        line = f"trial {r.trial_id}: outcome={r.outcome} reward={r.reward}"
+        if r.error_class:
+            line += f" error={r.error_class}: {r.error_message}"
+        if r.agent_timed_out:
+            line += " (agent timed out)"
+        out.append(line)
+        tail = _tail(r)
+        if tail:
+            out.append(f"verifier output of {r.trial_id} (last lines):\n{tail}")
+    return out
+
+
+def validation_findings(trials: list[TrialResult]) -> list[Finding]:
+    """Oracle must pass every time; nop must fail; the verifier must always say something."""
+    findings: list[Finding] = []
+    oracle = [t for t in trials if t.agent == "oracle"]
+    nop = [t for t in trials if t.agent == "nop"]
+    env_errors = [t for t in trials if t.error_class in ("verifier_error", "verifier_timeout")]
+    builds = [t for t in trials if t.error_class in ("image_build_failed", "image_build_timeout")]
+    if builds:
+        findings.append(Finding(
+            rule="image-build-failed", label=Label.BRITTLENESS, severity=Severity.CRITICAL,
+            message="the environment's image does not build: no agent can attempt the task",
+            evidence=[builds[0].error_message or ""], location="environment/Dockerfile",
+            trial_ids=[t.trial_id for t in builds],
+        ))
+        return findings
+    oracle_fail = [t for t in oracle if t.outcome == Outcome.FAIL]
+    oracle_pass = [t for t in oracle if t.outcome == Outcome.PASS]
+    if oracle_fail:
+        flaky = bool(oracle_pass)
+        findings.append(Finding(
+            rule="oracle-flaky" if flaky else "oracle-fails",
+            label=Label.BRITTLENESS,
+            severity=Severity.CRITICAL,
+            message=(f"the reference solution failed {len(oracle_fail)} of {len(oracle)} runs: "
+                     + ("the tests or the environment are non-deterministic" if flaky
+                        else "the environment is broken or the tests do not match the solution")),
+            evidence=_evidence(oracle_fail), location="solution/solve.sh",
+            fix="run solution/solve.sh then tests/test.sh in the image by hand and compare",
+            trial_ids=[t.trial_id for t in oracle_fail],
+        ))
+    if any(t.agent_timed_out for t in oracle):
+        slow = [t for t in oracle if t.agent_timed_out]
+        findings.append(Finding(
+            rule="oracle-timeout", label=Label.BRITTLENESS, severity=Severity.ERROR,
+            message="the reference solution ran past [agent].timeout_sec",
+            evidence=_evidence(slow), location="task.toml", fix="raise [agent].timeout_sec or speed up solve.sh",
+            trial_ids=[t.trial_id for t in slow],
+        ))
+    nop_pass = [t for t in nop if t.outcome == Outcome.PASS]
+    if nop_pass:
+        reward = nop_pass[0].reward
+        findings.append(Finding(
+            rule="nop-passes", label=Label.SHORTCUT, severity=Severity.CRITICAL,
+            message=f"nop earned reward {reward:g}: the verifier does not check the work",
+            evidence=_evidence(nop_pass), location="tests/test.sh",
+            fix="make test.sh check the task's outputs and write reward 0 when they are missing or wrong",
+            trial_ids=[t.trial_id for t in nop_pass],
+        ))
+    if env_errors:
+        findings.append(Finding(
+            rule="verifier-error", label=Label.BRITTLENESS, severity=Severity.ERROR,
+            message=("the verifier ended without a usable reward in "
+                     f"{len(env_errors)} trial(s): a missing reward is not a fail, it is a broken verifier"),
+            evidence=_evidence(env_errors), location="tests/test.sh",
+            fix="write a number to /logs/verifier/reward.txt on every path, including failures",
+            trial_ids=[t.trial_id for t in env_errors],
+        ))
+    return findings

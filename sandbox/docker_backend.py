@@ -1,0 +1,337 @@
+"""The Docker backend: images built by content hash, one container per trial, limits enforced.
+
+Containers run `sleep infinity` as PID 1 and every command is a `docker exec`, so the agent phase and
+the verifier phase share one filesystem while tests/ and solution/ are uploaded only when their phase
+starts. Each container carries the `envqa` label: `cleanup()` finds leftovers of crashed runs.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import io
+import os
+import signal
+import socket
+import tarfile
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import docker
+import docker.errors
+import requests.exceptions
+import structlog
+from docker.utils.socket import frames_iter
+
+from envqa.environment import Environment
+from envqa.sandbox.base import (
+    BuildLog, ExecResult, ImageBuildError, OutputBuffer, Sandbox, SandboxBackend, SandboxError, SandboxSpec,
+)
+from envqa.sandbox.images import build_context_tar, image_tag, rewrite_dockerfile, tar_bytes, tar_path
+
+log = structlog.get_logger(__name__)
+STDOUT, STDERR = 1, 2
+
+
+def docker_client(timeout: int = 120) -> docker.DockerClient:
+    try:
+        client = docker.from_env(timeout=timeout)
+        client.ping()
+        return client
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as e:
+        raise SandboxError(
+            f"cannot reach the Docker engine ({e}); start dockerd or run `make setup`", "docker_unavailable"
+        ) from None
+
+
+def _descendants(pid: int) -> list[int]:
+    """Host pids of `pid` and all its descendants (we are root on the engine's host)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+class DockerSandbox(Sandbox):
+    def __init__(self, client: docker.DockerClient, container, spec: SandboxSpec):
+        self.client, self.container, self.spec = client, container, spec
+        self._stopped = False
+
+    @property
+    def id(self) -> str:
+        return self.container.id
+
+    @property
+    def init_pid(self) -> int:
+        """Host pid of the container's PID 1 (strace attaches below it)."""
+        self.container.reload()
+        return int(self.container.attrs["State"]["Pid"])
+
+    def exec(self, cmd, *, timeout=None, cwd=None, env=None, user=None, input=None) -> ExecResult:
+        api = self.client.api
+        started = time.monotonic()
+        try:
+            exec_id = api.exec_create(
+                self.container.id, cmd, stdout=True, stderr=True, stdin=input is not None,
+                workdir=cwd, environment=env or None, user=user or "",
+            )["Id"]
+            sock = api.exec_start(exec_id, socket=True)
+        except docker.errors.APIError as e:
+            raise SandboxError(f"exec failed in {self.container.short_id}: {e.explanation or e}") from None
+        raw = getattr(sock, "_sock", sock)
+        out, err = OutputBuffer(self.spec.output_limit_bytes), OutputBuffer(self.spec.output_limit_bytes)
+        over_limit = threading.Event()
+
+        def pump() -> None:
+            try:
+                for stream, data in frames_iter(sock, tty=False):
+                    (err if stream == STDERR else out).feed(data)
+                    if out.total + err.total > self.spec.kill_after_output_bytes:
+                        over_limit.set()
+                        return
+            except (OSError, ValueError):
+                return
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        if input is not None:
+            try:
+                raw.sendall(input)
+                raw.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+        deadline = None if timeout is None else started + timeout
+        timed_out = False
+        while reader.is_alive():
+            wait = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))
+            reader.join(wait)
+            if over_limit.is_set():
+                break
+            if deadline is not None and time.monotonic() >= deadline and reader.is_alive():
+                timed_out = True
+                break
+        if timed_out or over_limit.is_set():
+            self._kill_exec(exec_id)
+        try:
+            raw.close()
+        except OSError:
+            pass
+        reader.join(5)
+        exit_code = self._exit_code(exec_id, timed_out or over_limit.is_set())
+        return ExecResult(
+            exit_code=exit_code,
+            stdout=out.text(),
+            stderr=err.text(),
+            timed_out=timed_out,
+            truncated=out.truncated or err.truncated,
+            output_bytes=out.total + err.total,
+            output_limit_exceeded=over_limit.is_set(),
+            duration_sec=time.monotonic() - started,
+        )
+
+    def _exit_code(self, exec_id: str, killed: bool) -> int | None:
+        for _ in range(100):
+            info = self.client.api.exec_inspect(exec_id)
+            if not info.get("Running"):
+                return info.get("ExitCode")
+            time.sleep(0.05)
+        return None if killed else -1
+
+    def _kill_exec(self, exec_id: str) -> None:
+        pid = self.client.api.exec_inspect(exec_id).get("Pid") or 0
+        if pid > 0 and os.path.exists(f"/proc/{pid}"):
+            for p in reversed(_descendants(pid)):
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            return
+        # The engine is not on this host: fall back to killing every process but PID 1 inside.
+        self.client.api.exec_start(self.client.api.exec_create(self.container.id, ["kill", "-9", "-1"])["Id"])
+
+    def _put(self, parent: str, data: bytes) -> None:
+        mk = self.exec(["mkdir", "-p", parent], timeout=60)
+        if mk.exit_code != 0:
+            raise SandboxError(f"cannot create {parent} in sandbox: {mk.stderr.strip()}")
+        try:
+            self.container.put_archive(parent, data)
+        except docker.errors.APIError as e:
+            raise SandboxError(f"upload to {parent} failed: {e.explanation or e}") from None
+
+    def upload(self, source: Path, target: str) -> None:
+        target = target.rstrip("/")
+        parent, name = os.path.split(target)
+        self._put(parent or "/", tar_path(Path(source), name))
+
+    def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
+        parent, name = os.path.split(path)
+        self._put(parent or "/", tar_bytes(name, data, mode))
+
+    def _archive(self, path: str, max_bytes: int) -> io.BytesIO | None:
+        try:
+            stream, _stat = self.container.get_archive(path)
+        except docker.errors.NotFound:
+            return None
+        except docker.errors.APIError as e:
+            raise SandboxError(f"download of {path} failed: {e.explanation or e}") from None
+        buf = io.BytesIO()
+        for chunk in stream:
+            buf.write(chunk)
+            if buf.tell() > max_bytes + 64 * 1024:
+                break
+        buf.seek(0)
+        return buf
+
+    def download(self, source: str, target: Path, max_bytes: int = 64 * 1024 * 1024) -> bool:
+        buf = self._archive(source, max_bytes)
+        if buf is None:
+            return False
+        target.mkdir(parents=True, exist_ok=True)
+        try:
+            with tarfile.open(fileobj=buf, mode="r|") as tar:
+                total = 0
+                for member in tar:
+                    total += member.size
+                    if total > max_bytes:
+                        break
+                    tar.extract(member, target, filter="data")
+        except (tarfile.TarError, OSError) as e:
+            log.warning("download.partial", source=source, error=str(e))
+        return True
+
+    def read_file(self, path: str, max_bytes: int = 1024 * 1024) -> bytes:
+        buf = self._archive(path, max_bytes)
+        if buf is None:
+            raise FileNotFoundError(path)
+        with tarfile.open(fileobj=buf, mode="r|") as tar:
+            member = tar.next()
+            if member is None:
+                raise FileNotFoundError(path)
+            if member.isdir():
+                raise IsADirectoryError(path)
+            fh = tar.extractfile(member)
+            return fh.read(max_bytes) if fh else b""
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        try:
+            self.container.remove(force=True, v=True)
+        except docker.errors.NotFound:
+            pass
+        except Exception as e:  # stop() must never raise: it runs on every path out
+            log.warning("sandbox.stop_failed", container=self.container.short_id, error=str(e))
+
+
+class DockerBackend(SandboxBackend):
+    def __init__(self, image_map: dict[str, str] | None = None, label: str = "envqa", client=None):
+        self.image_map = image_map or {}
+        self.label = label
+        self._client = client
+        self.builds = 0  # images built by this backend instance (benchmarks read it)
+
+    @property
+    def client(self) -> docker.DockerClient:
+        if self._client is None:
+            self._client = docker_client()
+        return self._client
+
+    def prepare(self, env: Environment) -> tuple[str, bytes]:
+        """(tag, context tar) for an environment, without building anything."""
+        text, _rewrites, bases = rewrite_dockerfile(env.dockerfile.read_text(), self.image_map)
+        base_ids = []
+        for ref in bases:
+            try:
+                base_ids.append(self.client.images.get(ref).id)
+            except docker.errors.ImageNotFound:
+                base_ids.append(ref)
+        context = build_context_tar(env.build_context, env.dockerfile, text)
+        return image_tag(context, base_ids), context
+
+    def ensure_image(self, env: Environment, on_log: BuildLog | None = None) -> tuple[str, bool]:
+        tag, context = self.prepare(env)
+        if self._exists(tag):
+            return tag, False
+        lock_path = Path(tempfile.gettempdir()) / f"envqa-build-{tag.split(':')[1]}.lock"
+        with open(lock_path, "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # another worker may be building the same image
+            if self._exists(tag):
+                return tag, False
+            self._build(tag, context, env, on_log)
+        self.builds += 1
+        return tag, True
+
+    def _exists(self, tag: str) -> bool:
+        try:
+            self.client.images.get(tag)
+            return True
+        except docker.errors.ImageNotFound:
+            return False
+
+    def _build(self, tag: str, context: bytes, env: Environment, on_log: BuildLog | None) -> None:
+        timeout = env.config.environment.build_timeout_sec
+        deadline = time.monotonic() + timeout
+        tail: list[str] = []
+        api = docker.from_env(timeout=max(1, int(timeout))).api
+        try:
+            for item in api.build(
+                fileobj=io.BytesIO(context), custom_context=True, tag=tag, rm=True, forcerm=True,
+                decode=True, labels={self.label: "1", "envqa.env_version": env.version},
+            ):
+                line = (item.get("stream") or item.get("status") or "").rstrip()
+                if line:
+                    tail = (tail + [line])[-40:]
+                    if on_log:
+                        on_log(line)
+                if "error" in item:
+                    raise ImageBuildError(f"image build failed: {item['error'].strip()}", "\n".join(tail))
+                if time.monotonic() > deadline:
+                    raise ImageBuildError(f"image build exceeded build_timeout_sec={timeout:g}", "\n".join(tail), True)
+        except requests.exceptions.ReadTimeout:
+            raise ImageBuildError(f"image build exceeded build_timeout_sec={timeout:g}", "\n".join(tail), True) from None
+        except docker.errors.APIError as e:
+            raise ImageBuildError(f"image build failed: {e.explanation or e}", "\n".join(tail)) from None
+        finally:
+            api.close()
+
+    def start(self, spec: SandboxSpec) -> DockerSandbox:
+        labels = {self.label: "1", **spec.labels}
+        try:
+            container = self.client.containers.run(
+                spec.image, entrypoint=["sleep", "infinity"], command=[], detach=True,
+                network_mode=spec.network if spec.network in ("none", "bridge", "host") else None,
+                network=None if spec.network in ("none", "bridge", "host") else spec.network,
+                mem_limit=f"{spec.memory_mb}m", memswap_limit=f"{spec.memory_mb}m",
+                nano_cpus=int(spec.cpus * 1e9), pids_limit=spec.pids_limit,
+                environment=spec.env, labels=labels, stop_signal="SIGKILL",
+            )
+        except docker.errors.ImageNotFound:
+            raise SandboxError(f"image {spec.image} not found; build it first", "sandbox_start") from None
+        except docker.errors.APIError as e:
+            raise SandboxError(f"cannot start sandbox from {spec.image}: {e.explanation or e}", "sandbox_start") from None
+        return DockerSandbox(self.client, container, spec)
+
+    def cleanup(self, labels: dict[str, str] | None = None) -> int:
+        filters = [self.label] + [f"{k}={v}" for k, v in (labels or {}).items()]
+        removed = 0
+        for c in self.client.containers.list(all=True, filters={"label": filters}):
+            try:
+                c.remove(force=True, v=True)
+                removed += 1
+            except docker.errors.NotFound:
+                pass
+        return removed

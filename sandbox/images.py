@@ -1,0 +1,110 @@
+"""Build contexts for environment images: the image map and the content-hash tag.
+
+No container registry is reachable on these machines, so `FROM ubuntu:22.04` would fail; the image
+map (config) rewrites such references to a locally built base. The tag is a hash of exactly what
+docker would build (context files, rewritten Dockerfile, the ids of the base images), so an unchanged
+environment is never rebuilt and a changed base image always is.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import io
+import re
+import tarfile
+from pathlib import Path
+
+from envqa.environment import iter_files
+
+FROM_RE = re.compile(r"^(\s*FROM\s+)((?:--\S+\s+)*)(\S+)(.*)$", re.IGNORECASE)
+IMAGE_REPO = "envqa-env"
+
+
+def map_image(ref: str, image_map: dict[str, str]) -> str | None:
+    for pattern, target in image_map.items():
+        if fnmatch.fnmatchcase(ref, pattern) or fnmatch.fnmatchcase(ref.removeprefix("docker.io/library/"), pattern):
+            return target
+    return None
+
+
+def rewrite_dockerfile(text: str, image_map: dict[str, str]) -> tuple[str, list[tuple[str, str]], list[str]]:
+    """Return (new text, [(original, replacement)], base image refs after rewriting)."""
+    stages: set[str] = set()
+    rewrites: list[tuple[str, str]] = []
+    bases: list[str] = []
+    out = []
+    for line in text.splitlines(keepends=True):
+        m = FROM_RE.match(line.rstrip("\n"))
+        if m:
+            prefix, flags, ref, rest = m.groups()
+            stage = re.search(r"\s+AS\s+(\S+)", rest, re.IGNORECASE)
+            if ref.lower() not in stages:
+                target = map_image(ref, image_map)
+                if target:
+                    rewrites.append((ref, target))
+                    line = f"{prefix}{flags}{target}{rest}\n"
+                    ref = target
+                bases.append(ref)
+            if stage:
+                stages.add(stage.group(1).lower())
+        out.append(line)
+    return "".join(out), rewrites, bases
+
+
+def build_context_tar(context_dir: Path, dockerfile: Path, dockerfile_text: str) -> bytes:
+    """The build context as an in-memory tar with the (rewritten) Dockerfile at its root."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for path in iter_files(context_dir):
+            rel = path.relative_to(context_dir).as_posix()
+            if path == dockerfile or rel == "Dockerfile":
+                continue
+            info = tar.gettarinfo(str(path), arcname=rel)
+            info.uid = info.gid = 0
+            info.uname = info.gname = "root"
+            info.mtime = 0
+            with open(path, "rb") as fh:
+                tar.addfile(info, fh)
+        data = dockerfile_text.encode()
+        info = tarfile.TarInfo("Dockerfile")
+        info.size, info.mode = len(data), 0o644
+        tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def image_tag(context_tar: bytes, base_ids: list[str]) -> str:
+    h = hashlib.sha256(context_tar)
+    for base in base_ids:
+        h.update(base.encode())
+    return f"{IMAGE_REPO}:{h.hexdigest()[:24]}"
+
+
+def tar_path(source: Path, arcname: str) -> bytes:
+    """A host file or directory as a tar whose top entry is `arcname` (for put_archive)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        if source.is_file():
+            tar.add(str(source), arcname=arcname)
+        else:
+            top = tarfile.TarInfo(arcname)
+            top.type, top.mode = tarfile.DIRTYPE, 0o755
+            tar.addfile(top)
+            for path in iter_files(source):
+                rel = path.relative_to(source).as_posix()
+                info = tar.gettarinfo(str(path), arcname=f"{arcname}/{rel}")
+                info.uid = info.gid = 0
+                with open(path, "rb") as fh:
+                    tar.addfile(info, fh)
+    return buf.getvalue()
+
+
+def tar_bytes(name: str, data: bytes, mode: int) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        info = tarfile.TarInfo(name)
+        info.size, info.mode = len(data), mode
+        tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+

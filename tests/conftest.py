@@ -1,0 +1,97 @@
+"""Shared fixtures: the real Docker engine, an isolated QA_HOME, and a check that no container leaks.
+
+Every test that starts containers does so through `docker_backend` (or labels its containers
+`envqa`); the session-wide check at the end fails the run if any `envqa` container is left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+QA = str(Path(sys.executable).with_name("qa"))
+
+
+def _docker():
+    import docker
+
+    try:
+        client = docker.from_env(timeout=120)
+        client.ping()
+        return client
+    except Exception as e:  # pragma: no cover - setup.sh starts dockerd; this only explains a broken machine
+        pytest.fail(f"Docker engine unreachable ({e}); run `make setup`", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    return _docker()
+
+
+@pytest.fixture(scope="session")
+def base_image(docker_client):
+    from envqa.config import DEFAULT_BASE_IMAGE
+
+    try:
+        docker_client.images.get(DEFAULT_BASE_IMAGE)
+    except Exception:
+        pytest.fail(f"base image {DEFAULT_BASE_IMAGE} missing; run `make setup`", pytrace=False)
+    return DEFAULT_BASE_IMAGE
+
+
+@pytest.fixture
+def qa_config(tmp_path):
+    from envqa.config import load_config
+
+    return load_config(None, {"home": str(tmp_path / "qa-home")})
+
+
+@pytest.fixture(scope="session")
+def docker_backend(docker_client, base_image):
+    from envqa.config import SandboxSettings
+    from envqa.sandbox.docker_backend import DockerBackend
+
+    return DockerBackend(image_map=SandboxSettings().resolved_image_map(), client=docker_client)
+
+
+@pytest.fixture
+def qa_env(tmp_path):
+    """Environment for running the `qa` CLI as a subprocess with isolated state."""
+    env = dict(os.environ)
+    env["QA_HOME"] = str(tmp_path / "qa-home")
+    env.pop("REDIS_URL", None)
+    return env
+
+
+def run_qa(args: list[str], env: dict, timeout: float = 600, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([QA, *args], env=env, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+
+
+def copy_example(name: str, dest: Path) -> Path:
+    target = dest / name
+    shutil.copytree(EXAMPLES / name, target)
+    return target
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Fail the run when a test left an envqa container behind (also after failing tests)."""
+    try:
+        import docker
+
+        client = docker.from_env(timeout=30)
+        leftovers = client.containers.list(all=True, filters={"label": "envqa"})
+    except Exception:
+        return
+    if leftovers:
+        names = ", ".join(c.name for c in leftovers)
+        for c in leftovers:
+            c.remove(force=True)
+        sys.stderr.write(f"\nLEAK: containers left behind by the suite (removed now): {names}\n")
+        session.exitstatus = 1
