@@ -7,6 +7,9 @@ from envqa.agents.base import AgentContext, AgentRun, register_agent
 
 @register_agent("oracle")
 class OracleAgent:
+    def __init__(self, **_ignored) -> None:  # factories all take (model=, config=); this agent needs neither
+        pass
+
     name = "oracle"
 
     def run(self, ctx: AgentContext) -> AgentRun:

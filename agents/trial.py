@@ -105,7 +105,7 @@ def run_trial(
     keep_sandbox=None,
 ) -> TrialResult:
     """Run one trial. `keep_sandbox(sandbox, result)` (probes) sees the end state before teardown."""
-    agent = agent or create_agent(spec.agent)
+    agent = agent or create_agent(spec.agent, model=spec.model, config=config)
     clock = _Clock()
     trial_dir = layout.trial_dir(spec.trial_id)
     started = utcnow()

@@ -40,3 +40,52 @@ class InfraError(EnvQAError):
 
 class RunCancelled(BaseException):
     """Ctrl-C or a shutdown request; a BaseException so that `except Exception` cannot eat it."""
+
+
+class ProviderError(InfraError):
+    """A model provider failed. `transient` says whether retrying can help (the scheduler's policy)."""
+
+    transient = True
+
+    def __init__(self, message: str, error_class: str = "provider_error", model: str | None = None):
+        self.model = model
+        super().__init__(message, error_class)
+
+
+class RateLimited(ProviderError):
+    """429 / rate limit: park the model's queue until `retry_after` seconds from now; spend no attempt."""
+
+    def __init__(self, message: str, retry_after: float | None = None, model: str | None = None):
+        self.retry_after = retry_after
+        super().__init__(message, "rate_limited", model)
+
+
+class ProviderOverloaded(ProviderError):
+    """529 / overloaded: like a rate limit, but without a server-given time."""
+
+    def __init__(self, message: str, retry_after: float | None = None, model: str | None = None):
+        self.retry_after = retry_after
+        super().__init__(message, "overloaded", model)
+
+
+class TransientProviderError(ProviderError):
+    """5xx, connection reset, timeout: retry with backoff."""
+
+
+class ProviderAuthError(ProviderError):
+    """Bad or missing key: permanent; the message names the environment variable to set."""
+
+    transient = False
+    exit_code = 2
+
+
+class ContextTooLong(ProviderError):
+    """The conversation no longer fits the model's context: permanent for this trial."""
+
+    transient = False
+
+
+class InvalidRequest(ProviderError):
+    """The provider rejected the request itself (400): permanent."""
+
+    transient = False
