@@ -9,6 +9,7 @@ failing (`sandbox_*`, `docker_unavailable`) and the verifier saying nothing usab
 from __future__ import annotations
 
 import time
+import traceback
 from dataclasses import dataclass
 
 
@@ -62,37 +63,41 @@ def sandbox_spec(env: Environment, image: str, config: QAConfig, labels: dict[st
     return SandboxSpec(
         image=image, cpus=ec.cpus, memory_mb=ec.memory_mb, pids_limit=ec.pids_limit or config.sandbox.pids_limit,
         network=network, env=dict(ec.env), labels=labels, output_limit_bytes=config.sandbox.output_limit_bytes,
+        init_dirs=["/logs/agent", "/logs/verifier"],
     )
 
 
 def run_verifier(sandbox: Sandbox, env: Environment, trial_dir, timeout: float | None = None) -> VerifierOutcome:
     """Upload tests/, run the verifier, read its verdict. Also used by probes on a kept end state."""
-    for copy in env.tests:
-        sandbox.upload(copy.source, copy.target)
     venv = {"TEST_DIR": "/tests", **env.config.verifier.env}
-    res = sandbox.exec(["bash", "-c", f"mkdir -p /logs/verifier && {env.verifier_command}"],
-                       timeout=timeout or env.config.verifier.timeout_sec, env=venv)
+    res = sandbox.exec_with_files([(c.source, c.target) for c in env.tests],
+                                  ["bash", "-c", f"mkdir -p /logs/verifier && {env.verifier_command}"],
+                                  timeout=timeout or env.config.verifier.timeout_sec, env=venv)
     (trial_dir / "verifier" / "test-stdout.txt").write_text(res.stdout + ("\n" + res.stderr if res.stderr else ""))
     if res.timed_out:
         return VerifierOutcome(None, {}, "verifier_timeout",
                                f"verifier exceeded timeout_sec={env.config.verifier.timeout_sec:g}")
-    sandbox.download("/logs/verifier", trial_dir)
+    for name in ("reward.txt", "reward.json"):  # never read a reward left by an earlier attempt
+        (trial_dir / "verifier" / name).unlink(missing_ok=True)
+    sandbox.download("/logs/verifier", trial_dir)  # -> trial_dir/verifier/: the reward files are read there
     try:
         if env.reward_source == RewardSource.PYTEST:
             reward, rewards = parse_pytest(res.stdout + "\n" + res.stderr)
         else:
-            reward, rewards = parse_reward_files(_maybe_read(sandbox, "/logs/verifier/reward.txt"),
-                                                 _maybe_read(sandbox, "/logs/verifier/reward.json"))
+            reward, rewards = parse_reward_files(_read_local(trial_dir / "verifier" / "reward.txt"),
+                                                 _read_local(trial_dir / "verifier" / "reward.json"))
     except VerifierError as e:
         return VerifierOutcome(None, {}, "verifier_error", f"{e} (test.sh exited {res.exit_code})")
     return VerifierOutcome(reward, rewards)
 
 
-def _maybe_read(sandbox: Sandbox, path: str) -> str | None:
-    try:
-        return sandbox.read_file(path).decode("utf-8", errors="replace")
-    except (FileNotFoundError, IsADirectoryError):
+def _read_local(path) -> str | None:
+    """A reward file as downloaded (one archive call for the whole directory, not one per file).
+    Only regular files count: a symlink planted as reward.txt is not followed."""
+    if path.is_symlink() or not path.is_file():
         return None
+    with open(path, "rb") as fh:
+        return fh.read(1024 * 1024).decode("utf-8", errors="replace")
 
 
 def run_trial(
@@ -119,7 +124,6 @@ def run_trial(
             sandbox = backend.start(sandbox_spec(env, image, config, {"envqa.run": spec.run_id,
                                                                       "envqa.trial": spec.trial_id}))
         with sandbox:
-            sandbox.exec(["mkdir", "-p", "/logs/agent", "/logs/verifier"], timeout=60)
             with clock.phase(Phase.AGENT):
                 deadline = time.monotonic() + env.agent_timeout_sec
                 run = agent.run(AgentContext(sandbox=sandbox, env=env, instruction=env.instruction,
@@ -138,6 +142,11 @@ def run_trial(
                              error_message=f"{e}\n{e.log_tail}".strip(), timings=clock.timings)
     except InfraError as e:
         result = TrialResult(**base, outcome=Outcome.INFRA, error_class=e.error_class, error_message=str(e),
+                             timings=clock.timings, agent_exit_code=run.exit_code)
+    except Exception as e:  # an agent (or our code) crashed: record it with its traceback, keep the run going
+        log.exception("trial.crashed", trial_id=spec.trial_id, agent=spec.agent)
+        result = TrialResult(**base, outcome=Outcome.INFRA, error_class="agent_error",
+                             error_message=f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}",
                              timings=clock.timings, agent_exit_code=run.exit_code)
     result.finished_at = utcnow()
     layout.write_result(result)

@@ -57,19 +57,145 @@ class ValidateSettings(Section):
     pass_threshold: float = Field(default=1.0, description="reward at or above this is a pass")
 
 
+class QueueSettings(Section):
+    """Limit and retry policy of one queue. Unset fields fall back to `[scheduler.defaults]`."""
+
+    concurrency: int | None = Field(default=None, ge=1, description="jobs of this queue running at once, all hosts")
+    max_attempts: int | None = Field(default=None, ge=1, description="runs allowed for transient failures")
+    backoff_base_sec: float | None = Field(default=None, ge=0, description="first retry delay; doubles each time")
+    backoff_max_sec: float | None = Field(default=None, ge=0)
+    jitter: float | None = Field(default=None, ge=0, le=1, description="fraction of the delay randomised away")
+    park_default_sec: float | None = Field(default=None, ge=0, description="park time for a 429/529 with no Retry-After")
+    max_parks: int | None = Field(default=None, ge=1, description="rate-limit parks before a job gives up")
+
+
+def builtin_queue_defaults() -> QueueSettings:
+    return QueueSettings(concurrency=4, max_attempts=3, backoff_base_sec=2.0, backoff_max_sec=120.0, jitter=0.5,
+                         park_default_sec=30.0, max_parks=200)
+
+
 class SchedulerSettings(Section):
-    """Per-model queues on Redis (issue 3)."""
+    """Per-model queues on Redis (issue 3): `[scheduler.models."openai/gpt-5"] concurrency = 4`.
+
+    mode: "auto" (REDIS_URL set -> "redis", else "embedded" when redis-server is installed, else "local"),
+    "embedded" (private redis-server + local workers), "redis" (enqueue to REDIS_URL and follow; workers
+    run elsewhere), "local" (in-process, sequential; no Redis at all).
+    """
+
+    mode: str = Field(default="auto", pattern="^(auto|embedded|redis|local)$")
+    redis_url: str | None = Field(default=None, description="default: the REDIS_URL environment variable")
+    workers: int = Field(default=2, ge=1, description="worker processes embedded mode starts")
+    lease_ttl_sec: float = Field(default=30.0, gt=0, description="a dead worker's slot comes back after this")
+    poll_interval_sec: float = Field(default=0.05, gt=0, description="idle worker's wait between claims")
+    job_timeout_sec: int = Field(default=7200, ge=1)
+    defaults: QueueSettings = Field(default_factory=builtin_queue_defaults)
+    sandbox: QueueSettings = Field(default_factory=lambda: QueueSettings(concurrency=2))
+    analysis: QueueSettings = Field(default_factory=QueueSettings)
+    models: dict[str, QueueSettings] = Field(default_factory=dict)
 
 
 class SweepSettings(Section):
-    """Solver trials per model (issue 4). No models: no sweep, no API key needed."""
+    """Solver trials per model (issue 4). No models: no sweep, no API key needed.
+
+    With `adaptive` on, `trials` is ignored: each model runs batches until its pass-rate interval lies
+    wholly below, inside or above [band_low, band_high], or until n_max (envqa/stats.py).
+    """
 
     models: list[str] = Field(default_factory=list)
     trials: int = Field(default=5, ge=1)
+    adaptive: bool = False
+    n_min: int = Field(default=3, ge=1)
+    n_max: int = Field(default=30, ge=1)
+    # 2 keeps two trials of a model in flight while spending <= 40% of a fixed n=30 sweep (benchmarks/adaptive.py).
+    batch: int = Field(default=2, ge=1, description="trials per model scheduled between two checks")
+    band_low: float = Field(default=0.10, ge=0, le=1)
+    band_high: float = Field(default=0.30, ge=0, le=1)
+    stop_confidence: float = Field(default=0.80, gt=0, lt=1, description="Wilson level of the stopping rule")
+    report_confidence: float = Field(default=0.95, gt=0, lt=1, description="Wilson level of reported CIs")
+    pass_k: list[int] = Field(default_factory=lambda: [1, 5])
+
+
+class ProviderEndpoint(Section):
+    """One model provider. `kind` picks the SDK; the key is read from `api_key_env`, never from config."""
+
+    kind: str = Field(pattern="^(anthropic|openai|openai-compatible)$")
+    base_url: str | None = None
+    base_url_env: str | None = None
+    api_key_env: str | None = None
+    timeout_sec: float = Field(default=120.0, gt=0)
+    transient_retries: int = Field(default=2, ge=0, description="our retries of 5xx/connection errors")
+
+
+def default_providers() -> dict[str, ProviderEndpoint]:
+    return {
+        "anthropic": ProviderEndpoint(kind="anthropic", api_key_env="ANTHROPIC_API_KEY",
+                                      base_url_env="ANTHROPIC_BASE_URL"),
+        "openai": ProviderEndpoint(kind="openai", api_key_env="OPENAI_API_KEY", base_url_env="OPENAI_BASE_URL"),
+    }
+
+
+class Price(Section):
+    """USD per million tokens."""
+
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+    cached_input_per_mtok: float | None = Field(default=None, ge=0)
+
+
+def default_prices() -> dict[str, Price]:
+    table = {  # list prices (USD / Mtok); override or extend with [prices."provider/model"] in qa.toml
+        "anthropic/claude-sonnet-4-5": (3.0, 15.0, 0.30), "anthropic/claude-opus-4-1": (15.0, 75.0, 1.50),
+        "anthropic/claude-haiku-4-5": (1.0, 5.0, 0.10), "openai/gpt-5": (1.25, 10.0, 0.125),
+        "openai/gpt-5-mini": (0.25, 2.0, 0.025), "openai/gpt-4.1": (2.0, 8.0, 0.50),
+    }
+    return {k: Price(input_per_mtok=i, output_per_mtok=o, cached_input_per_mtok=c) for k, (i, o, c) in table.items()}
+
+
+class BudgetSettings(Section):
+    """Caps for one run's model work; reaching one stops new trials (running ones finish) and says so."""
+
+    max_usd: float | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, ge=0)
+    max_trials: int | None = Field(default=None, ge=0)
+
+
+class SolverSettings(Section):
+    """The solver's loop limits. Wall time comes from task.toml [agent].timeout_sec."""
+
+    max_steps: int = Field(default=40, ge=1)
+    max_tokens_per_trial: int = Field(default=2_000_000, ge=1)
+    max_output_tokens: int = Field(default=4096, ge=16, description="per model call")
+    command_timeout_sec: float = Field(default=120.0, gt=0)
+    observation_chars: int = Field(default=10_000, ge=200)
+    temperature: float | None = None
+    structured_retries: int = Field(default=2, ge=0)
 
 
 class ProbeSettings(Section):
-    """The shortcut hunter's deterministic probes (issue 5)."""
+    """The shortcut hunter's deterministic probes (issue 5): which run, and how hard they try."""
+
+    # Probes run by the hunt node, in order (see envqa.probes.base; `qa run` with no model runs these).
+    enabled: list[str] = Field(default_factory=lambda: ["static", "exploits", "oracle_state", "egress"])
+    # Exploit agents to run as trials; names from envqa.agents.exploits.
+    exploits: list[str] = Field(default_factory=lambda: [
+        "exploit-reward-tamper", "exploit-workspace-conftest", "exploit-leaked-answers",
+        "exploit-verifier-helper", "exploit-wrap-tool",
+    ])
+    # Attacks on the harness itself (a conftest.py in / or /tests, sitecustomize.py, PATH shims): they beat
+    # every verifier that runs pytest in the agent's container, so they say nothing about one environment.
+    harness_exploits: bool = False
+    strace: bool = True
+    verifier_reruns: int = Field(default=2, ge=0, description="verifier re-runs on the oracle's end state")
+    max_mutated_files: int = Field(default=6, ge=0)
+    # Egress: the "open" network for the rerun that has network. Empty: a fake internet container on an
+    # internal network serving `fake_internet_dir` under `fake_internet_hosts`, when that dir is set;
+    # otherwise the egress probe is skipped (there is no internet to compare against).
+    egress_network: str = ""
+    fake_internet_dir: Path | None = None
+    fake_internet_hosts: list[str] = Field(default_factory=list)
+    # Opt-in static rules (noisy on purpose for most tasks).
+    lint_root_agent: bool = False
+    lint_unpinned_base: bool = False
 
 
 class QAConfig(Section):
@@ -78,6 +204,10 @@ class QAConfig(Section):
     validate_: ValidateSettings = Field(default_factory=ValidateSettings, alias="validate")
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     sweep: SweepSettings = Field(default_factory=SweepSettings)
+    providers: dict[str, ProviderEndpoint] = Field(default_factory=default_providers)
+    prices: dict[str, Price] = Field(default_factory=default_prices)
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    solver: SolverSettings = Field(default_factory=SolverSettings)
     probes: ProbeSettings = Field(default_factory=ProbeSettings)
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)

@@ -18,7 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envqa.errors import InputError
-from envqa.task_config import AgentConfig, EnvironmentConfig, TaskConfig, VerifierConfig
+from envqa.task_config import TaskConfig
 
 # Files that describe how envqa should judge an example, not part of the environment itself.
 NOT_PART_OF_VERSION = {"qa-expected.json"}
@@ -210,13 +210,13 @@ def _load_tb1(root: Path) -> Environment:
     parser = raw.get("parser_name", "pytest")
     if parser != "pytest":
         raise _fail(yaml_path, f"unsupported parser {parser!r}: only 'pytest' is supported", "parser_name")
-    try:
-        config = TaskConfig(
-            metadata={k: raw[k] for k in ("author_name", "author_email", "difficulty", "category", "tags") if k in raw},
-            agent=AgentConfig(timeout_sec=raw.get("max_agent_timeout_sec", 600.0)),
-            verifier=VerifierConfig(timeout_sec=raw.get("max_test_timeout_sec", 180.0)),
-            environment=EnvironmentConfig(),
-        )
+    try:  # validated as a whole so that an error's location is `agent.timeout_sec`, mapped back below
+        config = TaskConfig.model_validate({
+            "metadata": {k: raw[k] for k in ("author_name", "author_email", "difficulty", "category", "tags")
+                         if k in raw},
+            "agent": {"timeout_sec": raw.get("max_agent_timeout_sec", 600.0)},
+            "verifier": {"timeout_sec": raw.get("max_test_timeout_sec", 180.0)},
+        })
     except ValidationError as e:
         bad = _pydantic_error(yaml_path, e)
         key = {"agent.timeout_sec": "max_agent_timeout_sec", "verifier.timeout_sec": "max_test_timeout_sec"}

@@ -33,6 +33,24 @@ def print_report(report: dict, console: Console) -> None:
                        t.get("error_class") or "", str(t.get("seconds", "")))
     console.print(trials)
     print_findings(report.get("findings", []), console)
+    if report.get("sweep"):
+        print_sweep(report["sweep"], console)
     for line in report.get("incomplete", []):
         console.print(f"[yellow]infrastructure:[/] {line}")
     console.print(f"run {report['run_id']}: verdict {VERDICT.get(report['verdict'], report['verdict'])}")
+
+
+def print_sweep(sweep: dict, console: Console) -> None:
+    """Solver sweep: pass@1 with its interval, pass@k, infra, band call and spend per model."""
+    table = Table(title=f"solver sweep (band {sweep['band'][0]:.0%}-{sweep['band'][1]:.0%})")
+    for col in ("model", "n", "pass@1 [CI]", "pass@k", "infra", "band", "stop", "tokens", "USD"):
+        table.add_column(col)
+    rows = [*sweep["models"].items(), ("overall", {**sweep["overall"], "band_decision": "", "stop_reason": ""})]
+    for name, m in rows:
+        p1 = "-" if m["pass_at_1"] is None else f"{m['pass_at_1']:.2f} [{m['ci_low']:.2f}, {m['ci_high']:.2f}]"
+        pk = " ".join(f"@{k}={v:.2f}" for k, v in m["pass_at_k"].items() if v is not None and k != "1")
+        table.add_row(name, str(m["n"]), p1, pk, str(m["infra"]), m["band_decision"], m["stop_reason"],
+                      str(m["spend"]["tokens"]), f"{m['spend']['cost_usd']:.4f}" if m["spend"]["priced"] else "unpriced")
+    console.print(table)
+    if sweep.get("budget_stop"):
+        console.print(f"[yellow]{sweep['budget_stop']}[/]")

@@ -11,10 +11,11 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from envqa.config import QAConfig
+from envqa.environment import load_environment
 from envqa.errors import InputError
 from envqa.graphs.run_graph import RunDeps, build_run_graph
 from envqa.sandbox.docker_backend import DockerBackend
-from envqa.scheduler.local import LocalExecutor
+from envqa.scheduler.executors import open_executor
 from envqa.store.db import Store
 
 
@@ -58,9 +59,16 @@ class ProgressView:
 
 def execute_run(env_dir: Path, config: QAConfig, run_id: str, *, resume: bool = False, quiet: bool = False,
                 console: Console | None = None) -> dict:
+    backend = make_backend(config)
+    if not resume:
+        # Load (and so validate) before writing anything: a malformed environment must leave no run row,
+        # checkpoint or run directory behind. The load node re-reads it; loading is cheap.
+        load_environment(env_dir)
+        backend.client  # noqa: B018  (pings the engine: Docker down -> exit 3 before a run row exists)
+    elif not config.db_path.exists():
+        raise InputError(str(config.db_path), f"no run with id {run_id!r} to resume (no state database here)")
     config.home.mkdir(parents=True, exist_ok=True)
     store = Store(config.db_path)
-    backend = make_backend(config)
     if resume:
         row = store.get_run(run_id)
         if row is None:
@@ -70,30 +78,33 @@ def execute_run(env_dir: Path, config: QAConfig, run_id: str, *, resume: bool = 
         if store.get_run(run_id) is not None:
             raise InputError(str(config.db_path), f"run id {run_id!r} already exists; use --resume")
         store.create_run(run_id, str(Path(env_dir).resolve()))
-    with ExitStack() as stack:
-        progress = None
-        if not quiet and console is not None:
-            progress = stack.enter_context(Progress(
-                SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}"),
-                TimeElapsedColumn(), console=console, transient=False,
-            ))
-        view = ProgressView(progress)
-        conn = sqlite3.connect(config.checkpoint_path, check_same_thread=False)
-        stack.callback(conn.close)
-        deps = RunDeps(config=config, store=store, backend=backend,
-                       executor=LocalExecutor(backend, config, store, on_event=view), on_event=view)
-        graph = build_run_graph(deps, checkpointer=SqliteSaver(conn))
-        thread = {"configurable": {"thread_id": run_id}}
-        try:
+    try:
+        with ExitStack() as stack:
+            progress = None
+            if not quiet and console is not None:
+                progress = stack.enter_context(Progress(
+                    SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}"),
+                    TimeElapsedColumn(), console=console, transient=False,
+                ))
+            view = ProgressView(progress)
+            conn = sqlite3.connect(config.checkpoint_path, check_same_thread=False)
+            stack.callback(conn.close)
+            deps = RunDeps(config=config, store=store, backend=backend,
+                           executor=stack.enter_context(open_executor(config, backend, store, on_event=view)),
+                           on_event=view)
+            graph = build_run_graph(deps, checkpointer=SqliteSaver(conn))
+            thread = {"configurable": {"thread_id": run_id}}
             if resume and graph.get_state(thread).next:
                 state = graph.invoke(None, thread)
             elif resume:
                 state = graph.get_state(thread).values
             else:
                 state = graph.invoke({"run_id": run_id, "env_dir": str(Path(env_dir).resolve())}, thread)
-        finally:
-            # Containers are removed by each trial; this catches what a hard interrupt left behind.
-            backend.cleanup({"envqa.run": run_id}) if backend._client is not None else None
+    finally:
+        # Each trial removes its container; this catches what an interrupt left behind. It runs after the
+        # executor has shut down (embedded workers stopped), so no worker can start a container after it.
+        if backend._client is not None:
+            backend.cleanup({"envqa.run": run_id})
     report = store.get_run(run_id)
     import json
 

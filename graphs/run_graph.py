@@ -15,7 +15,7 @@ from langgraph.graph import END, START, StateGraph
 
 from envqa.config import QAConfig
 from envqa.graphs.hunt import hunt_node
-from envqa.graphs.sweep import sweep_node
+from envqa.graphs.sweep import check_models, sweep_node
 from envqa.environment import load_environment
 from envqa.models import Finding, Outcome, Severity, TrialResult, TrialSpec
 from envqa.probes.lint import lint_structure
@@ -57,6 +57,7 @@ def verdict_of(findings: list[Finding], incomplete: list[str]) -> str:
 
 def build_run_graph(deps: RunDeps, checkpointer=None):
     def load(state: RunState) -> dict:
+        check_models(deps.config)  # a malformed model spec or a missing API key: exit 2 before any build
         env = load_environment(state["env_dir"])
         deps.store.set_run_env(state["run_id"], env.name, env.version, str(env.root), env.format)
         lint = lint_structure(env)
@@ -126,10 +127,11 @@ def report_body(state: RunState, verdict: str) -> dict[str, Any]:
         "verdict": verdict,
         "findings": state.get("findings", []),
         "trials": [
-            {"trial_id": t.trial_id, "agent": t.agent, "model": t.model, "outcome": t.outcome.value,
+            {"trial_id": t.trial_id, "agent": t.agent, "purpose": t.purpose, "model": t.model, "outcome": t.outcome.value,
              "reward": t.reward, "error_class": t.error_class, "artifacts_dir": t.artifacts_dir,
              "seconds": round((t.finished_at - t.started_at).total_seconds(), 3)}
             for t in trials
         ],
         "incomplete": state.get("incomplete", []),
+        "sweep": state.get("sweep"),  # per-model/overall pass@1 + CI, pass@k, spend, budget_stop (graphs/sweep.py)
     }

@@ -59,6 +59,9 @@ class SandboxSpec(BaseModel):
     output_limit_bytes: int = 1024 * 1024
     # A runaway writer (`yes`) is killed once it has produced this much, instead of running to its timeout.
     kill_after_output_bytes: int = 256 * 1024 * 1024
+    # Directories the container's init creates as it starts (the trial's /logs dirs): no round trip of
+    # their own. (Not tmpfs: the engine's archive API cannot read tmpfs mounts, so downloads would miss them.)
+    init_dirs: list[str] = Field(default_factory=list)
 
 
 class Sandbox(abc.ABC):
@@ -101,6 +104,19 @@ class Sandbox(abc.ABC):
     @abc.abstractmethod
     def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
         """Create or replace one file (parents created)."""
+
+    def exec_with_files(self, files: list[tuple[Path, str]], cmd: list[str], **kwargs) -> ExecResult:
+        """Upload (host path, container path) pairs, then exec. Backends may fold both into one call."""
+        for source, target in files:
+            self.upload(source, target)
+        return self.exec(cmd, **kwargs)
+
+    def mkdirs(self, *paths: str, mode: int = 0o755) -> None:
+        """Create directories (parents too). Backends may do this without running a process."""
+        res = self.exec(["mkdir", "-p", *paths], timeout=60)
+        if res.exit_code != 0:
+            raise SandboxError(f"cannot create {', '.join(paths)}: {res.stderr.strip()}")
+        self.exec(["chmod", f"{mode:o}", *paths], timeout=60)
 
     @abc.abstractmethod
     def stop(self) -> None:

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import fcntl
 import io
+import json
 import os
+import posixpath
+import shlex
 import signal
 import socket
 import tarfile
@@ -22,16 +25,18 @@ import docker
 import docker.errors
 import requests.exceptions
 import structlog
+import urllib3.exceptions
 from docker.utils.socket import frames_iter
 
 from envqa.environment import Environment
 from envqa.sandbox.base import (
     BuildLog, ExecResult, ImageBuildError, OutputBuffer, Sandbox, SandboxBackend, SandboxError, SandboxSpec,
 )
-from envqa.sandbox.images import build_context_tar, image_tag, rewrite_dockerfile, tar_bytes, tar_path
+from envqa.sandbox.images import build_context_tar, image_tag, rewrite_dockerfile, tar_bytes, tar_dirs, tar_many, tar_path
 
 log = structlog.get_logger(__name__)
 STDOUT, STDERR = 1, 2
+UNTAR_FAILED = "envqa: could not unpack uploads (no tar?)"
 
 
 def docker_client(timeout: int = 120) -> docker.DockerClient:
@@ -114,23 +119,36 @@ class DockerSandbox(Sandbox):
             except OSError:
                 pass
         deadline = None if timeout is None else started + timeout
-        timed_out = False
+        timed_out = vanished = False
+        next_liveness = time.monotonic() + 5.0
         while reader.is_alive():
             wait = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))
             reader.join(wait)
             if over_limit.is_set():
                 break
+            if time.monotonic() >= next_liveness and reader.is_alive():
+                # A container removed under us leaves the exec stream open until the timeout: look.
+                next_liveness = time.monotonic() + 5.0
+                if not self._alive():
+                    vanished = True
+                    break
             if deadline is not None and time.monotonic() >= deadline and reader.is_alive():
                 timed_out = True
                 break
         if timed_out or over_limit.is_set():
             self._kill_exec(exec_id)
-        try:
-            raw.close()
-        except OSError:
-            pass
+        # shutdown() ends the connection even while other references (the SDK's SocketIO wrapper) keep
+        # the fd open; a half-open exec stream otherwise makes the engine stall the container's removal.
+        for end in (lambda: raw.shutdown(socket.SHUT_RDWR), raw.close, getattr(sock, "close", lambda: None)):
+            try:
+                end()
+            except OSError:
+                pass
         reader.join(5)
         exit_code = self._exit_code(exec_id, timed_out or over_limit.is_set())
+        if vanished or (exit_code is None and not self._alive()):
+            raise SandboxError(f"sandbox {self.container.short_id} disappeared during exec of {cmd[:3]}",
+                               "sandbox_gone")
         return ExecResult(
             exit_code=exit_code,
             stdout=out.text(),
@@ -142,16 +160,28 @@ class DockerSandbox(Sandbox):
             duration_sec=time.monotonic() - started,
         )
 
+    def _inspect_exec(self, exec_id: str) -> dict | None:
+        """None when the engine no longer knows the exec (its container is gone, or the engine's
+        periodic clean-up of finished execs got there first)."""
+        try:
+            return self.client.api.exec_inspect(exec_id)
+        except docker.errors.NotFound:
+            return None
+        except docker.errors.APIError as e:
+            raise SandboxError(f"exec inspect failed in {self.container.short_id}: {e.explanation or e}") from None
+
     def _exit_code(self, exec_id: str, killed: bool) -> int | None:
         for _ in range(100):
-            info = self.client.api.exec_inspect(exec_id)
+            info = self._inspect_exec(exec_id)
+            if info is None:
+                return None
             if not info.get("Running"):
                 return info.get("ExitCode")
             time.sleep(0.05)
         return None if killed else -1
 
     def _kill_exec(self, exec_id: str) -> None:
-        pid = self.client.api.exec_inspect(exec_id).get("Pid") or 0
+        pid = (self._inspect_exec(exec_id) or {}).get("Pid") or 0
         if pid > 0 and os.path.exists(f"/proc/{pid}"):
             for p in reversed(_descendants(pid)):
                 try:
@@ -160,30 +190,64 @@ class DockerSandbox(Sandbox):
                     pass
             return
         # The engine is not on this host: fall back to killing every process but PID 1 inside.
-        self.client.api.exec_start(self.client.api.exec_create(self.container.id, ["kill", "-9", "-1"])["Id"])
-
-    def _put(self, parent: str, data: bytes) -> None:
-        mk = self.exec(["mkdir", "-p", parent], timeout=60)
-        if mk.exit_code != 0:
-            raise SandboxError(f"cannot create {parent} in sandbox: {mk.stderr.strip()}")
         try:
-            self.container.put_archive(parent, data)
+            self.client.api.exec_start(self.client.api.exec_create(self.container.id, ["kill", "-9", "-1"])["Id"])
+        except docker.errors.APIError:
+            pass  # the container is gone: nothing left to kill
+
+    def _alive(self) -> bool:
+        try:
+            self.container.reload()
+        except docker.errors.NotFound:
+            return False
+        except docker.errors.APIError:
+            return True
+        return self.container.status == "running"
+
+    def _put(self, data: bytes, what: str) -> None:
+        """One put_archive at / whose entries carry full paths: the engine creates missing parents
+        (0755, root), so no `mkdir -p` exec round trip is needed. Parents are never tar entries, so an
+        existing /tmp or /var keeps its mode and owner."""
+        try:
+            self.container.put_archive("/", data)
         except docker.errors.APIError as e:
-            raise SandboxError(f"upload to {parent} failed: {e.explanation or e}") from None
+            raise SandboxError(f"upload to {what} failed: {e.explanation or e}") from None
+
+    @staticmethod
+    def _arcname(path: str) -> str:
+        arc = posixpath.normpath("/" + path).lstrip("/")
+        if not arc:
+            raise SandboxError("cannot upload onto / itself: name a file or directory under it")
+        return arc
 
     def upload(self, source: Path, target: str) -> None:
-        target = target.rstrip("/")
-        parent, name = os.path.split(target)
-        self._put(parent or "/", tar_path(Path(source), name))
+        self._put(tar_path(Path(source), self._arcname(target)), target)
 
     def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
-        parent, name = os.path.split(path)
-        self._put(parent or "/", tar_bytes(name, data, mode))
+        self._put(tar_bytes(self._arcname(path), data, mode), path)
+
+    def exec_with_files(self, files: list[tuple[Path, str]], cmd: list[str], **kwargs) -> ExecResult:
+        """One exec that unpacks the files from stdin (`tar -x`) and then runs `cmd`: a trial's uploads
+        cost no round trip of their own. Images without sh or tar fall back to put_archive + exec."""
+        if not files or kwargs.get("input") is not None:
+            return super().exec_with_files(files, cmd, **kwargs)
+        data = tar_many([(Path(src), self._arcname(dst)) for src, dst in files])
+        script = f'tar -x -C / || {{ echo {shlex.quote(UNTAR_FAILED)} >&2; exit 212; }}; exec "$@"'
+        res = self.exec(["sh", "-c", script, "sh", *cmd], input=data, **kwargs)
+        no_shell = res.exit_code in (126, 127) and '"sh"' in res.stdout + res.stderr
+        if (res.exit_code == 212 and UNTAR_FAILED in res.stderr) or no_shell:
+            return super().exec_with_files(files, cmd, **kwargs)
+        return res
+
+    def mkdirs(self, *paths: str, mode: int = 0o755) -> None:
+        self._put(tar_dirs([self._arcname(p) for p in paths], mode), ", ".join(paths))
 
     def _archive(self, path: str, max_bytes: int) -> io.BytesIO | None:
         try:
             stream, _stat = self.container.get_archive(path)
         except docker.errors.NotFound:
+            if not self._alive():  # "no such path" and "no such container" are both a 404
+                raise SandboxError(f"sandbox {self.container.short_id} disappeared", "sandbox_gone") from None
             return None
         except docker.errors.APIError as e:
             raise SandboxError(f"download of {path} failed: {e.explanation or e}") from None
@@ -243,6 +307,7 @@ class DockerBackend(SandboxBackend):
         self.label = label
         self._client = client
         self.builds = 0  # images built by this backend instance (benchmarks read it)
+        self._tags: dict[str, str] = {}  # environment version -> image tag
 
     @property
     def client(self) -> docker.DockerClient:
@@ -259,12 +324,18 @@ class DockerBackend(SandboxBackend):
                 base_ids.append(self.client.images.get(ref).id)
             except docker.errors.ImageNotFound:
                 base_ids.append(ref)
+            except docker.errors.APIError:  # e.g. `FROM ${BASE}`: not a reference until the build resolves it
+                base_ids.append(ref)
         context = build_context_tar(env.build_context, env.dockerfile, text)
         return image_tag(context, base_ids), context
 
     def ensure_image(self, env: Environment, on_log: BuildLog | None = None) -> tuple[str, bool]:
+        known = self._tags.get(env.version)  # same content seen before by this backend: skip hashing it
+        if known and self._exists(known):
+            return known, False
         tag, context = self.prepare(env)
         if self._exists(tag):
+            self._tags[env.version] = tag
             return tag, False
         lock_path = Path(tempfile.gettempdir()) / f"envqa-build-{tag.split(':')[1]}.lock"
         with open(lock_path, "w") as lock:
@@ -273,6 +344,7 @@ class DockerBackend(SandboxBackend):
                 return tag, False
             self._build(tag, context, env, on_log)
         self.builds += 1
+        self._tags[env.version] = tag
         return tag, True
 
     def _exists(self, tag: str) -> bool:
@@ -283,15 +355,37 @@ class DockerBackend(SandboxBackend):
             return False
 
     def _build(self, tag: str, context: bytes, env: Environment, on_log: BuildLog | None) -> None:
+        """Build with a hard deadline that also stops the engine's build.
+
+        `api.build()` hides its HTTP response, and a client-side read timeout leaves the connection
+        open: the engine finishes the build anyway and tags the image, so a timed-out build would be a
+        cache hit next time. Posting to /build ourselves keeps the socket; shutting it down at the
+        deadline makes the engine cancel the build (its intermediate container is removed too).
+        """
         timeout = env.config.environment.build_timeout_sec
-        deadline = time.monotonic() + timeout
         tail: list[str] = []
-        api = docker.from_env(timeout=max(1, int(timeout))).api
+        api = docker.from_env(timeout=120).api
+        params = {"t": tag, "rm": True, "forcerm": True,
+                  "labels": json.dumps({self.label: "1", "envqa.env_version": env.version})}
+        expired = threading.Event()
+        response = None
+
+        def abort() -> None:
+            expired.set()
+            if response is not None:
+                try:
+                    getattr(sock, "_sock", sock).shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+        timer = threading.Timer(timeout, abort)
         try:
-            for item in api.build(
-                fileobj=io.BytesIO(context), custom_context=True, tag=tag, rm=True, forcerm=True,
-                decode=True, labels={self.label: "1", "envqa.env_version": env.version},
-            ):
+            response = api._post(api._url("/build"), data=context, params=params, stream=True, timeout=None,
+                                 headers={"Content-Type": "application/tar"})
+            api._raise_for_status(response)
+            sock = api._get_raw_response_socket(response)
+            timer.start()
+            for item in api._stream_helper(response, decode=True):
                 line = (item.get("stream") or item.get("status") or "").rstrip()
                 if line:
                     tail = (tail + [line])[-40:]
@@ -299,20 +393,29 @@ class DockerBackend(SandboxBackend):
                         on_log(line)
                 if "error" in item:
                     raise ImageBuildError(f"image build failed: {item['error'].strip()}", "\n".join(tail))
-                if time.monotonic() > deadline:
-                    raise ImageBuildError(f"image build exceeded build_timeout_sec={timeout:g}", "\n".join(tail), True)
-        except requests.exceptions.ReadTimeout:
-            raise ImageBuildError(f"image build exceeded build_timeout_sec={timeout:g}", "\n".join(tail), True) from None
-        except docker.errors.APIError as e:
+            if expired.is_set():
+                raise ImageBuildError(f"image build exceeded build_timeout_sec={timeout:g}", "\n".join(tail), True)
+        except docker.errors.APIError as e:  # before RequestException: APIError is an HTTPError
             raise ImageBuildError(f"image build failed: {e.explanation or e}", "\n".join(tail)) from None
+        except ImageBuildError:
+            raise
+        except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError, ValueError,
+                AttributeError) as e:  # what a socket shut down under a streaming read raises
+            if expired.is_set():
+                raise ImageBuildError(f"image build exceeded build_timeout_sec={timeout:g}",
+                                      "\n".join(tail), True) from None
+            raise SandboxError(f"image build connection failed: {e}", "docker_unavailable") from None
         finally:
+            timer.cancel()
             api.close()
+        if expired.is_set():
+            raise ImageBuildError(f"image build exceeded build_timeout_sec={timeout:g}", "\n".join(tail), True)
 
     def start(self, spec: SandboxSpec) -> DockerSandbox:
         labels = {self.label: "1", **spec.labels}
         try:
             container = self.client.containers.run(
-                spec.image, entrypoint=["sleep", "infinity"], command=[], detach=True,
+                spec.image, entrypoint=self._init_command(spec), command=[], detach=True,
                 network_mode=spec.network if spec.network in ("none", "bridge", "host") else None,
                 network=None if spec.network in ("none", "bridge", "host") else spec.network,
                 mem_limit=f"{spec.memory_mb}m", memswap_limit=f"{spec.memory_mb}m",
@@ -325,6 +428,14 @@ class DockerBackend(SandboxBackend):
             raise SandboxError(f"cannot start sandbox from {spec.image}: {e.explanation or e}", "sandbox_start") from None
         return DockerSandbox(self.client, container, spec)
 
+    @staticmethod
+    def _init_command(spec: SandboxSpec) -> list[str]:
+        """PID 1 sleeps forever (every command is an exec); first it creates `init_dirs`."""
+        if not spec.init_dirs:
+            return ["sleep", "infinity"]
+        dirs = " ".join(shlex.quote(d) for d in spec.init_dirs)
+        return ["sh", "-c", f"mkdir -p {dirs}; exec sleep infinity"]
+
     def cleanup(self, labels: dict[str, str] | None = None) -> int:
         filters = [self.label] + [f"{k}={v}" for k, v in (labels or {}).items()]
         removed = 0
@@ -334,4 +445,7 @@ class DockerBackend(SandboxBackend):
                 removed += 1
             except docker.errors.NotFound:
                 pass
+            except docker.errors.APIError as e:  # 409: someone else is already removing it
+                if e.status_code != 409:
+                    raise
         return removed

@@ -82,21 +82,36 @@ def image_tag(context_tar: bytes, base_ids: list[str]) -> str:
 
 def tar_path(source: Path, arcname: str) -> bytes:
     """A host file or directory as a tar whose top entry is `arcname` (for put_archive)."""
+    return tar_many([(source, arcname)])
+
+
+def tar_many(items: list[tuple[Path, str]]) -> bytes:
+    """Several host files or directories in one tar, each under its own top entry."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
-        if source.is_file():
-            tar.add(str(source), arcname=arcname)
-        else:
-            top = tarfile.TarInfo(arcname)
-            top.type, top.mode = tarfile.DIRTYPE, 0o755
-            tar.addfile(top)
-            for path in iter_files(source):
-                rel = path.relative_to(source).as_posix()
-                info = tar.gettarinfo(str(path), arcname=f"{arcname}/{rel}")
-                info.uid = info.gid = 0
-                with open(path, "rb") as fh:
-                    tar.addfile(info, fh)
+        for source, arcname in items:
+            _add(tar, Path(source), arcname)
     return buf.getvalue()
+
+
+def _add(tar: tarfile.TarFile, source: Path, arcname: str) -> None:
+    if source.is_file():
+        info = tar.gettarinfo(str(source), arcname=arcname)
+        info.uid = info.gid = 0
+        info.uname = info.gname = "root"
+        with open(source, "rb") as fh:
+            tar.addfile(info, fh)
+        return
+    top = tarfile.TarInfo(arcname)
+    top.type, top.mode = tarfile.DIRTYPE, 0o755
+    tar.addfile(top)
+    for path in iter_files(source):
+        rel = path.relative_to(source).as_posix()
+        info = tar.gettarinfo(str(path), arcname=f"{arcname}/{rel}")
+        info.uid = info.gid = 0
+        info.uname = info.gname = "root"
+        with open(path, "rb") as fh:
+            tar.addfile(info, fh)
 
 
 def tar_bytes(name: str, data: bytes, mode: int) -> bytes:
@@ -108,3 +123,12 @@ def tar_bytes(name: str, data: bytes, mode: int) -> bytes:
     return buf.getvalue()
 
 
+def tar_dirs(names: list[str], mode: int) -> bytes:
+    """Directory entries only (for creating directories without an exec)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name in names:
+            info = tarfile.TarInfo(name)
+            info.type, info.mode = tarfile.DIRTYPE, mode
+            tar.addfile(info)
+    return buf.getvalue()

@@ -161,3 +161,50 @@ class Store:
             return self._conn().execute("SELECT COUNT(*) FROM image_builds").fetchone()[0]
         return self._conn().execute(
             "SELECT COUNT(*) FROM image_builds WHERE env_version=?", (env_version,)).fetchone()[0]
+
+    # scheduler (issue 3): a trial's row exists from the moment it is queued, so that after a Redis
+    # restart the store alone says what still has to run (`spec_json` holds the job to re-enqueue).
+    def mark_trial_queued(self, trial_id: str, run_id: str, env_version: str, agent: str, model: str | None,
+                          purpose: str, job_json: str) -> bool:
+        """Queued, unless already done; False when the trial is done (nothing to enqueue)."""
+        now = utcnow().isoformat()
+        with self.tx() as db:
+            row = db.execute("SELECT status FROM trials WHERE trial_id=?", (trial_id,)).fetchone()
+            if row and row["status"] == "done":
+                return False
+            if row:
+                db.execute("UPDATE trials SET status='queued', spec_json=?, updated_at=? WHERE trial_id=?",
+                           (job_json, now, trial_id))
+            else:
+                db.execute(
+                    "INSERT INTO trials(trial_id, run_id, env_version, agent, model, purpose, status, spec_json, "
+                    "created_at, updated_at) VALUES (?,?,?,?,?,?,'queued',?,?,?)",
+                    (trial_id, run_id, env_version, agent, model, purpose, job_json, now, now))
+            return True
+
+    def mark_trial_running(self, trial_id: str) -> bool:
+        """A worker started it (again): status running, one more attempt. False when already done."""
+        with self.tx() as db:
+            cur = db.execute("UPDATE trials SET status='running', attempts=attempts+1, updated_at=? "
+                             "WHERE trial_id=? AND status!='done'", (utcnow().isoformat(), trial_id))
+            return cur.rowcount == 1
+
+    def trial_states(self, trial_ids: list[str]) -> dict[str, tuple[str, int]]:
+        """trial_id -> (status, attempts) for the ids that have a row."""
+        out: dict[str, tuple[str, int]] = {}
+        for i in range(0, len(trial_ids), 500):
+            chunk = trial_ids[i:i + 500]
+            rows = self._conn().execute(
+                f"SELECT trial_id, status, attempts FROM trials WHERE trial_id IN ({','.join('?' * len(chunk))})",
+                chunk).fetchall()
+            out.update({r["trial_id"]: (r["status"], r["attempts"]) for r in rows})
+        return out
+
+    def unfinished_trials(self, run_id: str | None = None) -> list[dict]:
+        """Trials queued or running (per the store) with the job that runs them: what reconcile re-enqueues."""
+        sql = "SELECT trial_id, run_id, status, spec_json FROM trials WHERE status IN ('queued','running') " \
+              "AND spec_json IS NOT NULL"
+        args: tuple = ()
+        if run_id is not None:
+            sql, args = sql + " AND run_id=?", (run_id,)
+        return [dict(r) for r in self._conn().execute(sql, args).fetchall()]

@@ -1,0 +1,63 @@
+"""Structured output on every provider: a forced tool call whose arguments must validate as a pydantic model.
+
+Why a tool and not a provider-specific JSON mode: forced tool calls exist on Anthropic, OpenAI and the
+OpenAI-compatible servers alike, so one code path (and one fake server) covers all of them. A reply
+that fails validation is sent back with the validation error and retried; after the last retry the
+caller gets MalformedOutput (a typed, non-transient provider error), never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from envqa.agents.providers.base import Message, ModelClient, ToolDef
+from envqa.agents.providers.errors import MalformedOutput
+from envqa.agents.providers.pricing import Spend
+
+M = TypeVar("M", bound=BaseModel)
+ANSWER_TOOL = "submit_answer"
+
+
+class StructuredResult(BaseModel):
+    value: dict
+    attempts: int
+    spend: Spend
+
+
+def structured_call(client: ModelClient, system: str, prompt: str, schema: type[M], *, retries: int = 2,
+                    max_tokens: int = 4096) -> tuple[M, StructuredResult]:
+    """Ask for one `schema` object; returns (validated object, attempts and spend)."""
+    tool = ToolDef(name=ANSWER_TOOL, description=f"Submit the answer as a {schema.__name__} object.",
+                   parameters=schema.model_json_schema())
+    messages = [Message(role="user", content=prompt)]
+    spend = Spend()
+    last_problem, last_raw = "", ""
+    for attempt in range(1, retries + 2):
+        reply = client.complete(system, messages, [tool], tool_choice=ANSWER_TOOL, max_tokens=max_tokens)
+        spend.add_call(reply.usage, reply.cost_usd, True)
+        call = next((c for c in reply.tool_calls if c.name == ANSWER_TOOL), None)
+        if call is None:
+            last_problem, last_raw = f"no {ANSWER_TOOL} tool call in the reply", reply.text[:2000]
+            messages += [reply.as_message(), Message(role="user", content=f"Call the {ANSWER_TOOL} tool.")]
+            continue
+        last_raw = json.dumps(call.arguments)[:2000]
+        if call.arguments_error:
+            last_problem = call.arguments_error
+        else:
+            try:
+                value = schema.model_validate(call.arguments)
+                return value, StructuredResult(value=value.model_dump(mode="json"), attempts=attempt, spend=spend)
+            except ValidationError as e:
+                last_problem = _short(e)
+        messages += [reply.as_message(),
+                     Message(role="tool", tool_call_id=call.id,
+                             content=f"Invalid answer: {last_problem}. Call {ANSWER_TOOL} again with a valid object.")]
+    raise MalformedOutput(f"{client.spec}: no valid {schema.__name__} after {retries + 1} attempts: {last_problem}",
+                          client.spec, last_raw)
+
+
+def _short(e: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, err['loc'])) or '(root)'}: {err['msg']}" for err in e.errors()[:5])

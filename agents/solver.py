@@ -1,0 +1,157 @@
+"""The solver: a minimal tool-use loop over any configured model, acting through a bash tool in the sandbox.
+
+In the spirit of mini-swe-agent: the model sees only the instruction and what its commands print; each
+command is a fresh `bash -c` in the trial's container with a per-command timeout and a truncated
+observation; the loop ends on the `finish` tool or a limit (steps, wall time from task.toml, tokens).
+Every step is appended to an ATIF trajectory as it happens, so an interrupted trial keeps its prefix.
+
+Provider errors propagate as envqa.errors types (the trial becomes infra with that error class, and the
+scheduler parks or retries); the trajectory is finished first, in `finally`.
+"""
+
+from __future__ import annotations
+
+import time
+
+import structlog
+
+from envqa.agents.base import AgentContext, AgentRun, register_agent
+from envqa.agents.providers import ModelClient, Spend, ToolDef, create_client, secret_values
+from envqa.agents.providers.base import Message
+from envqa.agents.trajectory import (AgentInfo, AtifToolCall, FinalMetrics, Observation, ObservationResult,
+                                     Redactor, StepMetrics, TrajectoryWriter)
+from envqa.config import QAConfig
+from envqa.errors import ProviderError
+from envqa.prompts.render import render
+
+log = structlog.get_logger(__name__)
+VERSION = "0.1"
+TOOLS = [
+    ToolDef(name="bash", description="Run one shell command in the container; returns exit code and output.",
+            parameters={"type": "object", "properties": {"command": {"type": "string",
+                                                                      "description": "the command to run"}},
+                        "required": ["command"]}),
+    ToolDef(name="finish", description="Declare the task complete. Call once, after verifying your work.",
+            parameters={"type": "object", "properties": {"summary": {"type": "string",
+                                                                      "description": "what you did"}}}),
+]
+
+
+class Finished(Exception):
+    """The loop's normal end: carries the exit status stored in AgentRun.summary."""
+
+    def __init__(self, status: str):
+        self.status = status
+        super().__init__(status)
+
+
+@register_agent("solver")
+class SolverAgent:
+    name = "solver"
+
+    def __init__(self, model: str | None = None, config: QAConfig | None = None, client: ModelClient | None = None,
+                 **_ignored):
+        if not model and client is None:
+            raise ValueError("the solver needs a model, e.g. -m anthropic/claude-sonnet-4-5")
+        self.config = config or QAConfig()
+        self.settings = self.config.solver
+        self.client = client or create_client(model, self.config)
+
+    def run(self, ctx: AgentContext) -> AgentRun:
+        s = self.settings
+        deadline = time.monotonic() + ctx.timeout_sec
+        redactor = Redactor(secret_values(self.config))
+        writer = TrajectoryWriter(ctx.logs_dir / "trajectory.json", session_id=ctx.logs_dir.parent.name,
+                                  agent=AgentInfo(name=self.name, version=VERSION, model_name=self.client.spec),
+                                  redactor=redactor)
+        pwd = ctx.sandbox.exec(["pwd"], timeout=10)
+        system = render("solver_system.j2", workdir=pwd.stdout.strip() or "/",
+                        command_timeout_sec=f"{s.command_timeout_sec:g}", observation_chars=s.observation_chars,
+                        max_steps=s.max_steps)
+        instance = render("solver_instance.j2", instruction=ctx.instruction)
+        writer.add("system", system)
+        writer.add("user", instance)
+        messages = [Message(role="user", content=instance)]
+        spend, steps, status, error = Spend(), 0, "max_steps", None
+        try:
+            for steps in range(1, s.max_steps + 1):
+                if time.monotonic() >= deadline:
+                    raise Finished("timeout")
+                if spend.tokens >= s.max_tokens_per_trial:
+                    raise Finished("max_tokens")
+                reply = self.client.complete(system, messages, TOOLS, max_tokens=s.max_output_tokens,
+                                             temperature=s.temperature)
+                spend.add_call(reply.usage, reply.cost_usd, self._priced())
+                messages.append(reply.as_message())
+                results = [self._act(ctx, call, deadline) for call in reply.tool_calls]
+                writer.add("agent", reply.text, model_name=self.client.spec,
+                           tool_calls=[AtifToolCall(tool_call_id=c.id, function_name=c.name, arguments=c.arguments)
+                                       for c in reply.tool_calls] or None,
+                           observation=Observation(results=[ObservationResult(source_call_id=c.id, content=out)
+                                                            for c, (out, _) in zip(reply.tool_calls, results)])
+                           if results else None,
+                           metrics=StepMetrics(prompt_tokens=reply.usage.input_tokens,
+                                               completion_tokens=reply.usage.output_tokens,
+                                               cached_tokens=reply.usage.cached_input_tokens,
+                                               cost_usd=round(reply.cost_usd, 8)))
+                if not reply.tool_calls:
+                    messages.append(Message(role="user", content=render("solver_format_error.j2")))
+                    continue
+                for call, (out, _) in zip(reply.tool_calls, results):
+                    messages.append(Message(role="tool", tool_call_id=call.id, content=out))
+                if any(done for _, done in results):
+                    raise Finished("finished")
+        except Finished as f:
+            status = f.status
+        except ProviderError as e:
+            status, error = f"provider_error:{e.error_class}", str(e)
+            raise
+        except Exception as e:  # the sandbox failed (container gone, daemon down): infra, recorded by run_trial
+            status, error = f"error:{getattr(e, 'error_class', type(e).__name__)}", str(e)
+            raise
+        finally:
+            writer.finish(FinalMetrics(total_prompt_tokens=spend.input_tokens,
+                                       total_completion_tokens=spend.output_tokens,
+                                       total_cached_tokens=spend.cached_input_tokens,
+                                       total_cost_usd=round(spend.cost_usd, 8),
+                                       extra={"calls": spend.calls, "priced": spend.priced}),
+                          notes=status, exit_status=status, error=error)
+            log.info("solver.done", model=self.client.spec, status=status, steps=steps, tokens=spend.tokens,
+                     cost_usd=round(spend.cost_usd, 6))
+        return AgentRun(exit_code=0 if status == "finished" else 1, timed_out=status == "timeout", steps=steps,
+                        summary=status)
+
+    def _priced(self) -> bool:
+        from envqa.agents.providers import price_for
+
+        return price_for(self.client.spec, self.config) is not None
+
+    def _act(self, ctx: AgentContext, call, deadline: float) -> tuple[str, bool]:
+        """Run one tool call; returns (observation text, whether the agent finished)."""
+        if call.arguments_error:
+            return f"error: {call.arguments_error}; send the arguments as a JSON object", False
+        if call.name == "finish":
+            return "finished", True
+        if call.name != "bash":
+            return f"error: unknown tool {call.name!r}; the tools are bash and finish", False
+        command = call.arguments.get("command")
+        if not isinstance(command, str) or not command.strip():
+            return "error: bash needs a non-empty string argument `command`", False
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return "error: the task's time limit is over", False
+        timeout = min(self.settings.command_timeout_sec, remaining)
+        user = ctx.env.config.agent.user  # task.toml [agent].user; no environment beyond the image's own
+        res = ctx.sandbox.exec(["bash", "-c", command], timeout=timeout, user=str(user) if user is not None else None)
+        limit = self.settings.observation_chars
+        return render("solver_observation.j2", timed_out=res.timed_out, timeout_sec=f"{timeout:.0f}",
+                      exit_code=res.exit_code, stdout=_clip(res.stdout, limit * 2 // 3),
+                      stderr=_clip(res.stderr, limit // 3)), False
+
+
+def _clip(text: str, limit: int) -> str:
+    """Keep head and tail: errors tend to be at the end, context at the start."""
+    if len(text) <= limit:
+        return text.rstrip("\n")
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half} characters truncated ...]\n{text[-half:]}"

@@ -1,0 +1,3 @@
+#!/bin/bash
+printf '#!/bin/sh\ntac\n' > /app/rev
+chmod +x /app/rev

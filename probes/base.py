@@ -1,0 +1,177 @@
+"""The probe registry: every probe has one signature, `probe(ctx) -> list[Finding]`.
+
+A probe gets a `ProbeContext` (the environment, config, sandbox backend, the validation trials) and
+returns findings. Probes that need trials run them through `ctx.trial(...)`, which records each one in
+the store and the run directory like any other trial, optionally with host strace attached and on a
+chosen network. Probes register by name so config picks which run (`[probes] enabled = [...]`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import structlog
+
+from envqa.agents.base import Agent, AgentContext, AgentRun, create_agent
+from envqa.agents.trial import run_trial
+from envqa.config import QAConfig
+from envqa.environment import Environment
+from envqa.errors import InfraError
+from envqa.models import Finding, Outcome, Phase, TrialResult, TrialSpec
+from envqa.sandbox.base import Sandbox, SandboxBackend, SandboxSpec
+from envqa.sandbox.strace import EXEC_SYSCALLS, SYSCALLS, StraceEvent, StraceSession, strace_available
+from envqa.store.artifacts import RunLayout
+
+log = structlog.get_logger(__name__)
+
+Probe = Callable[["ProbeContext"], list[Finding]]
+_PROBES: dict[str, Probe] = {}
+
+
+def register_probe(name: str) -> Callable[[Probe], Probe]:
+    def deco(fn: Probe) -> Probe:
+        _PROBES[name] = fn
+        return fn
+    return deco
+
+
+def get_probe(name: str) -> Probe:
+    from envqa.probes import egress, exploits, oracle_state, static  # noqa: F401  (register the built-ins)
+
+    if name not in _PROBES:
+        raise KeyError(f"unknown probe {name!r}; known: {', '.join(sorted(_PROBES))}")
+    return _PROBES[name]
+
+
+@dataclass
+class HuntTrial:
+    """A probe's trial: the stored result plus what only the probe saw (strace events, its own notes)."""
+
+    result: TrialResult
+    events: list[StraceEvent] = field(default_factory=list)
+    traced: bool = False
+    notes: dict = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.result.outcome == Outcome.PASS
+
+    def phase_window(self, phase: Phase) -> tuple[float, float] | None:
+        t = next((t for t in self.result.timings if t.phase == phase), None)
+        return (t.started_at.timestamp(), t.finished_at.timestamp()) if t else None
+
+    def events_in(self, phase: Phase) -> list[StraceEvent]:
+        window = self.phase_window(phase)
+        if window is None:
+            return []
+        return [e for e in self.events if window[0] <= e.ts <= window[1]]
+
+
+class _OnNetwork(SandboxBackend):
+    """The same backend, with every sandbox started on a given network (egress reruns)."""
+
+    def __init__(self, inner: SandboxBackend, network: str):
+        self.inner, self.network = inner, network
+
+    def ensure_image(self, env, on_log=None):
+        return self.inner.ensure_image(env, on_log)
+
+    def start(self, spec: SandboxSpec) -> Sandbox:
+        return self.inner.start(spec.model_copy(update={"network": self.network}))
+
+
+class _Traced:
+    """Wraps an agent: attaches host strace to the sandbox before the agent acts; `finish()` detaches."""
+
+    def __init__(self, inner: Agent, out_path: Path):
+        self.inner, self.out_path, self.name = inner, out_path, inner.name
+        self.session: StraceSession | None = None
+        self.events: list[StraceEvent] = []
+
+    def _start(self, pid: int, path: Path, syscalls: str) -> None:
+        try:
+            self.session = StraceSession(pid, path, syscalls=syscalls)
+        except (RuntimeError, OSError) as e:
+            log.warning("strace.unavailable", error=str(e))
+
+    def run(self, ctx: AgentContext) -> AgentRun:
+        pid = getattr(ctx.sandbox, "init_pid", None) if strace_available() else None
+        if pid:
+            self._start(pid, self.out_path, SYSCALLS)
+        try:
+            return self.inner.run(ctx)
+        finally:
+            if pid and self.session is not None:  # the verifier phase: binaries and connects only
+                self.events += self.session.stop()
+                self._start(pid, self.out_path.with_name("strace-verifier.txt"), EXEC_SYSCALLS)
+
+    def finish(self) -> list[StraceEvent]:
+        session, self.session = self.session, None
+        if session is not None:
+            self.events += session.stop()
+        return self.events
+
+
+@dataclass
+class ProbeContext:
+    env: Environment
+    config: QAConfig
+    backend: SandboxBackend
+    run_id: str
+    layout: RunLayout
+    validation: list[TrialResult] = field(default_factory=list)
+    record: Callable[[TrialResult], None] = lambda r: None
+    announce: Callable[[TrialSpec], None] = lambda spec: None  # progress display: a probe trial starts
+    new_trials: list[TrialResult] = field(default_factory=list)
+
+    @property
+    def settings(self):
+        return self.config.probes
+
+    def passed(self, agent: str) -> list[TrialResult]:
+        return [t for t in self.validation if t.agent == agent and t.outcome == Outcome.PASS]
+
+    def trial(self, agent: str | Agent, *, purpose: str, index: int = 0, trace: bool = False,
+              network: str | None = None, keep: Callable[[Sandbox, TrialResult], None] | None = None) -> HuntTrial:
+        """Run one trial for a probe and record it; `keep(sandbox, result)` sees the end state."""
+        impl = create_agent(agent, config=self.config) if isinstance(agent, str) else agent
+        spec = TrialSpec(run_id=self.run_id, env_version=self.env.version, agent=impl.name, index=index,
+                         purpose=purpose)
+        tracer = _Traced(impl, self.layout.trial_dir(spec.trial_id) / "strace.txt") if trace else None
+        events: list[StraceEvent] = []
+
+        def on_end(sandbox: Sandbox, result: TrialResult) -> None:
+            nonlocal events
+            if tracer is not None:
+                events = tracer.finish()  # before `keep`, whose own verifier runs are not the trial's
+            if keep is not None:
+                keep(sandbox, result)
+
+        backend = _OnNetwork(self.backend, network) if network else self.backend
+        self.announce(spec)
+        try:
+            result = run_trial(spec, self.env, backend, self.config, self.layout, agent=tracer or impl,
+                               keep_sandbox=on_end)
+        finally:
+            if tracer is not None and tracer.session is not None:
+                events = tracer.finish()
+        self.record(result)
+        self.new_trials.append(result)
+        return HuntTrial(result=result, events=events, traced=tracer is not None and bool(events))
+
+
+def run_probes(ctx: ProbeContext, names: list[str]) -> tuple[list[Finding], list[str]]:
+    """Run probes in order; returns (findings, probes the machinery stopped: their questions stay open)."""
+    findings: list[Finding] = []
+    lost: list[str] = []
+    for name in names:
+        probe = get_probe(name)
+        log.info("probe.start", probe=name, env=ctx.env.name)
+        try:
+            findings.extend(probe(ctx))
+        except InfraError as e:
+            log.warning("probe.infra_failed", probe=name, error=str(e))
+            lost.append(f"probe {name}: {e.error_class}: {e}")
+    return findings, lost

@@ -1,0 +1,78 @@
+"""Egress: rerun a pass with the network cut; pass -> fail means the pass depended on the network.
+
+The "open" run uses `[probes] egress_network` (a Docker network name, e.g. an allowlist proxy's internal
+network) or, when `fake_internet_dir` is set, a fake internet container on a fresh internal network.
+The "cut" run uses network none. A network-dependent pass is a shortcut unless the task declares that
+it needs the network (`network_mode = "public"`/`"allowlist"` in task.toml, or
+`[metadata] requires_network = true`), in which case it is only noted.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager, nullcontext
+
+from envqa.environment import Environment
+from envqa.models import Finding, Label, Severity
+from envqa.probes.base import ProbeContext, register_probe
+from envqa.probes.strace_rules import describe
+from envqa.task_config import NetworkMode
+
+
+def allows_network(env: Environment) -> bool:
+    wanted = env.config.agent.network_mode or env.config.environment.baseline_network()
+    return wanted != NetworkMode.NO_NETWORK
+
+
+def declares_network(env: Environment) -> bool:
+    c = env.config
+    explicit = {c.agent.network_mode, c.environment.network_mode, c.verifier.network_mode}
+    return bool(explicit & {NetworkMode.PUBLIC, NetworkMode.ALLOWLIST}) or c.metadata.get("requires_network") is True
+
+
+@contextmanager
+def open_network(ctx: ProbeContext):
+    s = ctx.settings
+    if s.egress_network:
+        with nullcontext(s.egress_network) as name:
+            yield name
+        return
+    from envqa.sandbox.network import FakeInternet
+
+    with FakeInternet(ctx.backend.client, ctx.config.sandbox.base_image, s.fake_internet_dir, s.fake_internet_hosts,
+                      label=ctx.config.sandbox.label, labels={"envqa.run": ctx.run_id}) as net:
+        yield net.name
+
+
+@register_probe("egress")
+def egress_probe(ctx: ProbeContext) -> list[Finding]:
+    s = ctx.settings
+    if not allows_network(ctx.env) or not (s.egress_network or s.fake_internet_dir):
+        return []
+    if not hasattr(ctx.backend, "client") and not s.egress_network:
+        return []
+    if ctx.config.sandbox.default_network == "none" and ctx.passed("oracle"):
+        return []  # validation's oracle already passed with no network at all
+    with open_network(ctx) as network:
+        opened = ctx.trial("oracle", purpose="hunt-egress-open", network=network, trace=s.strace)
+    if not opened.passed:
+        return []
+    cut = ctx.trial("oracle", purpose="hunt-egress-cut", network="none")
+    if cut.passed:
+        return []
+    declared = declares_network(ctx.env)
+    connects = [describe(e) for e in opened.events if e.kind == "connect"][:8]
+    return [Finding(
+        rule="network-dependent-pass", label=Label.SHORTCUT,
+        severity=Severity.INFO if declared else Severity.ERROR,
+        message=("the oracle passes only with the network: with egress cut the same run fails"
+                 + (" (the task declares that it needs the network)" if declared else
+                    "; the task does not declare a network need, so answers fetched from the network earn reward")),
+        evidence=[f"trial {opened.result.trial_id} on network {network}: {opened.result.outcome} "
+                  f"reward={opened.result.reward}",
+                  f"trial {cut.result.trial_id} with network none: {cut.result.outcome} reward={cut.result.reward}"]
+        + connects,
+        location="task.toml", trial_ids=[opened.result.trial_id, cut.result.trial_id],
+        fix=("keep it declared and pin what is fetched" if declared else
+             "make the task work offline, or declare the need ([environment] network_mode = \"allowlist\") "
+             "and allow only what it needs"),
+    )]

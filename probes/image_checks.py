@@ -1,0 +1,166 @@
+"""Static checks that need the built image (one short-lived container, no agent, network none).
+
+  test-literals-in-image      strings the tests compare against are present in files the task added
+                              to the image (not files a Debian package installed)
+  verifier-runs-image-file    test.sh executes a program or script that lives in the agent's image
+                              (not a packaged binary): the agent can rewrite it before the verifier runs
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shlex
+
+import structlog
+
+from envqa.config import QAConfig
+from envqa.environment import Environment
+from envqa.models import Finding, Label, Severity
+from envqa.probes.static import _code_lines, _rel, test_script
+from envqa.sandbox.base import SandboxBackend, SandboxSpec
+
+log = structlog.get_logger(__name__)
+
+MIN_LITERAL = 12
+SCAN = r'''
+import glob, json, os, sys
+want = json.load(sys.stdin)
+owned = set()
+for lst in glob.glob("/var/lib/dpkg/info/*.list"):
+    with open(lst, errors="replace") as fh:
+        owned.update(line.strip() for line in fh)
+skip = ("/proc", "/sys", "/dev", "/run", "/var/lib/dpkg", "/var/lib/apt", "/var/cache", "/var/log", "/tmp", "/etc/ld.so.cache")
+hits = {}
+for root, dirs, files in os.walk("/"):
+    dirs[:] = [d for d in dirs if not os.path.join(root, d).startswith(skip) and d != "__pycache__"]
+    for f in files:
+        p = os.path.join(root, f)
+        if p in owned or os.path.islink(p) or p.endswith((".pyc", ".so")):
+            continue
+        try:
+            if os.path.getsize(p) > 8 * 1024 * 1024:
+                continue
+            with open(p, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        if b"\0" in data[:1024]:
+            continue
+        text = data.decode("utf-8", "replace")
+        for lit in want["literals"]:
+            if lit in text:
+                hits.setdefault(lit, []).append(p)
+res = {}
+for cmd in (want["commands"] if owned else []):  # no package database: cannot tell
+    path = cmd if cmd.startswith("/") else next((os.path.join(d, cmd) for d in os.environ.get("PATH", "").split(":")
+                                                 if os.path.isfile(os.path.join(d, cmd))), None)
+    if path and os.path.isfile(path) and os.path.realpath(path) not in owned and path not in owned:
+        res[cmd] = path
+print(json.dumps({"literals": hits, "commands": res}))
+'''
+
+RUNNERS = {"bash", "sh", "python", "python3", "source", ".", "exec", "perl", "node", "env", "sudo", "timeout", "!"}
+HARNESS_TOOLS = re.compile(r"^(py\.?test(-3)?|python[\d.]*|pip[\d.]*|bash|sh|uvx?|node|npm|npx)$")
+PREFIXES = {"if", "then", "else", "elif", "while", "until", "do", "!", "time", "{", "("}
+KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "while", "for", "until", "case", "esac", "in",
+            "function", "{", "}", "[", "[[", "test", "echo", "printf", "cd", "set", "export", "local", "return",
+            "exit", "true", "false", "mkdir", "rm", "cat", "cp", "mv", "ls", "read", "shift", "trap", "wait"}
+
+
+def test_literals(env: Environment) -> list[str]:
+    """String constants in the tests, minus what the instruction itself tells the agent."""
+    lits: set[str] = set()
+    for copy in env.tests:
+        files = [copy.source] if copy.source.is_file() else sorted(copy.source.rglob("*"))
+        for f in files:
+            if f.suffix == ".py":
+                try:
+                    tree = ast.parse(f.read_text(errors="replace"))
+                except SyntaxError:
+                    continue
+                docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                              if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body
+                              and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+                for node in ast.walk(tree):
+                    if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                        lits.add(node.value)
+            elif f.suffix in (".sh", ".txt", ".json", ".out", ".expected") and f.name != "test.sh":
+                lits.add(f.read_text(errors="replace"))
+    out = []
+    for lit in lits:
+        s = lit.strip()
+        if len(s) < MIN_LITERAL or s in env.instruction or s.startswith(("/", "-")) or "\n" in s.strip() and len(s) > 4000:
+            continue
+        if re.fullmatch(r"[\w./-]+\.(py|sh|txt|json|c|h)", s) or "/tests" in s or "import " in s:
+            continue
+        out.append(s)
+    return sorted(out)[:300]
+
+
+def verifier_commands(env: Environment) -> dict[str, str]:
+    """Command words test.sh runs (after runners such as bash/python3), with the line they are on."""
+    script = test_script(env)
+    if script is None:
+        return {}
+    rel = _rel(env, script)
+    found: dict[str, str] = {}
+    for n, ln in _code_lines(script):
+        for seg in re.split(r"&&|\|\||;|\||\$\(|`|\bthen\b|\bdo\b|\belse\b", ln):
+            try:
+                words = shlex.split(seg, comments=True)
+            except ValueError:
+                words = seg.split()
+            words = [w for w in words if not re.match(r"^\w+=", w)]
+            while words and words[0] in PREFIXES:
+                words = words[1:]
+            while words and words[0] in RUNNERS:
+                words = [w for w in words[1:] if not (w.startswith("-") and words[0] in RUNNERS)] or []
+                if words and words[0].isdigit():
+                    words = words[1:]
+            if not words:
+                continue
+            w = words[0]
+            if w in KEYWORDS or w.startswith(("-", "$", "/tests", "/logs", "/solution", "<", ">")) or "=" in w:
+                continue
+            if HARNESS_TOOLS.match(w.rsplit("/", 1)[-1]):
+                continue  # the test runner itself: trusting it is the harness's problem (exploit-harness-plant)
+            if w.startswith("/") or re.fullmatch(r"[\w.+-]+", w):
+                found.setdefault(w, f"{rel}:{n}: {ln.strip()}")
+    return found
+
+
+def image_findings(env: Environment, backend: SandboxBackend, image: str, config: QAConfig) -> list[Finding]:
+    literals = test_literals(env)
+    commands = verifier_commands(env)
+    if not literals and not commands:
+        return []
+    spec = SandboxSpec(image=image, network="none", memory_mb=512, pids_limit=256,
+                       labels={"envqa.probe": "image-checks"}, output_limit_bytes=config.sandbox.output_limit_bytes)
+    payload = json.dumps({"literals": literals, "commands": sorted(commands)})
+    with backend.start(spec) as sandbox:
+        res = sandbox.exec(["python3", "-c", SCAN], input=payload.encode(), timeout=180)
+    try:
+        data = json.loads(res.stdout.strip().splitlines()[-1])
+    except (json.JSONDecodeError, IndexError):
+        log.warning("image_checks.no_python", stderr=res.stderr[-300:])
+        return []
+    findings = []
+    if data["literals"]:
+        ev = [f"{lit[:80]!r} found in {', '.join(paths[:3])}" for lit, paths in list(data["literals"].items())[:10]]
+        findings.append(Finding(
+            rule="test-literals-in-image", label=Label.SHORTCUT, severity=Severity.CRITICAL,
+            message="strings the tests compare against are already in the agent's image: an agent can find and "
+                    "replay them instead of computing them",
+            evidence=ev, location="environment/Dockerfile",
+            fix="remove expected outputs from the image; keep them in tests/ (uploaded only for the verifier)"))
+    for cmd, path in sorted(data["commands"].items()):
+        findings.append(Finding(
+            rule="verifier-runs-image-file", label=Label.SHORTCUT, severity=Severity.ERROR,
+            message=f"test.sh runs {path}, which lives in the agent's image: the agent can rewrite it so the "
+                    "verifier passes whatever it did",
+            evidence=[commands[cmd], f"{path} is in the image and not from a Debian package"],
+            location=commands[cmd].split(": ")[0],
+            fix="ship verifier helpers in tests/ and run them from /tests"))
+    return findings

@@ -1,0 +1,100 @@
+"""Probes on the oracle's end state: one traced oracle trial whose container is kept after the verifier.
+
+On that state: verifier re-runs (flakiness), the reference outputs searched for in the image (leaked
+answers), then mutation testing. One container serves all three, so they cost verifier runs, not
+container starts.
+"""
+
+from __future__ import annotations
+
+import json
+
+from envqa.models import Finding, Label, Outcome, Severity, TrialResult
+from envqa.probes.base import ProbeContext, register_probe
+from envqa.probes.flakiness import rerun_findings
+from envqa.probes.mutation import output_files, mutation_findings
+from envqa.probes.strace_rules import pass_findings
+from envqa.sandbox.base import Sandbox
+
+MIN_LEAK_BYTES = 16
+
+FIND_COPIES = r'''
+import hashlib, json, os, sys
+want = json.load(sys.stdin)
+sizes = {w["size"]: w for w in want["files"]}
+skip = tuple(want["skip"])
+exclude = set(want["exclude"])
+hits = []
+for root, dirs, files in os.walk("/"):
+    dirs[:] = [d for d in dirs if not os.path.join(root, d).startswith(skip)]
+    for f in files:
+        p = os.path.join(root, f)
+        if p in exclude or os.path.islink(p):
+            continue
+        try:
+            size = os.path.getsize(p)
+        except OSError:
+            continue
+        for w in want["files"]:
+            if w["size"] == size:
+                with open(p, "rb") as fh:
+                    if hashlib.sha256(fh.read()).hexdigest() == w["sha256"]:
+                        hits.append([w["path"], p])
+print(json.dumps(hits))
+'''
+
+
+def leaked_output_findings(sandbox: Sandbox, result: TrialResult, outputs: list[str]) -> list[Finding]:
+    """The oracle's data outputs already present, byte for byte, somewhere in the image."""
+    import hashlib
+
+    files = []
+    for path in outputs:
+        try:
+            data = sandbox.read_file(path)
+        except (FileNotFoundError, IsADirectoryError):
+            continue
+        mode = sandbox.exec(["stat", "-c", "%a", path], timeout=30).stdout.strip() or "644"
+        if len(data) >= MIN_LEAK_BYTES and not int(mode, 8) & 0o111 and not data.startswith(b"#!"):
+            files.append({"path": path, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()})
+    if not files:
+        return []
+    container = getattr(sandbox, "container", None)
+    changed = [c["Path"] for c in (container.diff() or [])] if container is not None else outputs
+    payload = json.dumps({"files": files, "exclude": changed,
+                          "skip": ["/proc", "/sys", "/dev", "/run", "/tests", "/solution", "/logs"]})
+    res = sandbox.exec(["python3", "-c", FIND_COPIES], input=payload.encode(), timeout=120)
+    try:
+        hits = json.loads(res.stdout.strip().splitlines()[-1]) if res.ok else []
+    except (json.JSONDecodeError, IndexError):
+        hits = []
+    if not hits:
+        return []
+    return [Finding(
+        rule="solution-output-in-image", label=Label.SHORTCUT, severity=Severity.CRITICAL,
+        message="the reference solution's outputs are already in the agent's image: copying them earns reward",
+        evidence=[f"oracle output {out} is byte-identical to image file {src}" for out, src in hits[:10]],
+        location="environment/Dockerfile", trial_ids=[result.trial_id],
+        fix="do not ship expected outputs in the image; generate them in tests/ at verify time",
+    )]
+
+
+@register_probe("oracle_state")
+def oracle_state_probe(ctx: ProbeContext) -> list[Finding]:
+    if any(t.agent == "oracle" for t in ctx.validation) and not ctx.passed("oracle"):
+        return []  # nothing to mutate: validation already reported the broken reference
+    threshold = ctx.config.validate_.pass_threshold
+    found: list[Finding] = []
+
+    def on_state(sandbox: Sandbox, result: TrialResult) -> None:
+        if result.outcome != Outcome.PASS:
+            return
+        found.extend(rerun_findings(sandbox, ctx.env, result, ctx.settings.verifier_reruns, threshold))
+        outputs = output_files(sandbox, 50)
+        found.extend(leaked_output_findings(sandbox, result, outputs))
+        if not ctx.passed("nop"):  # a verifier that passes nop passes every mutant: already reported
+            found.extend(mutation_findings(sandbox, ctx.env, result, ctx.settings.max_mutated_files, threshold))
+
+    trial = ctx.trial("oracle", purpose="hunt-oracle-state", trace=ctx.settings.strace, keep=on_state)
+    found.extend(pass_findings(trial, ctx.env.instruction, "the oracle"))
+    return found

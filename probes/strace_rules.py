@@ -1,0 +1,92 @@
+"""Rules over a traced trial's strace events: what the process tree did, by phase.
+
+The agent phase must not touch /logs/verifier (the verifier's verdict lives there), must not read
+/tests or /solution (they are not even there for an honest run), and a pass in a "write a compiler"
+task whose process tree ran gcc is the seed's canonical shortcut.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from envqa.models import Finding, Label, Phase, Severity
+from envqa.probes.base import HuntTrial
+from envqa.sandbox.strace import StraceEvent
+
+# Tasks that ask for a tool, and the existing tools whose use in a pass means the tool was wrapped.
+TOOL_TASKS: list[tuple[re.Pattern, set[str]]] = [
+    (re.compile(r"\bc compiler\b|compiler (for|of) (a )?(tiny |small |simple )?(subset of )?c\b"
+                r"|\bcompiles? c (source|program)s?\b", re.I), {"gcc", "cc", "cc1", "clang", "tcc", "x86_64-linux-gnu-gcc-12"}),
+    (re.compile(r"\bc\+\+ compiler\b", re.I), {"g++", "cc1plus", "clang++"}),
+    (re.compile(r"\bpython interpreter\b|interpreter (for|of) python", re.I), {"python3", "python"}),
+    (re.compile(r"\bsha-?256\b", re.I), {"sha256sum"}),
+]
+
+
+def wrapped_tools(instruction: str) -> set[str]:
+    """Binaries whose running would mean the task's tool was wrapped, not written."""
+    out: set[str] = set()
+    for pattern, tools in TOOL_TASKS:
+        if pattern.search(instruction):
+            out |= tools
+    return out
+
+
+def verifier_log_writes(trial: HuntTrial) -> list[StraceEvent]:
+    return [e for e in trial.events_in(Phase.AGENT)
+            if e.write and e.ok and e.path.startswith("/logs/verifier")]
+
+
+def hidden_reads(trial: HuntTrial) -> list[StraceEvent]:
+    return [e for e in trial.events_in(Phase.AGENT)
+            if e.kind == "open" and e.ok and e.path.startswith(("/tests", "/solution"))]
+
+
+def tool_execs(trial: HuntTrial, tools: set[str], phase: Phase | None = None) -> list[StraceEvent]:
+    events = trial.events_in(phase) if phase else trial.events
+    return [e for e in events if e.kind == "exec" and os.path.basename(e.path) in tools]
+
+
+def describe(e: StraceEvent) -> str:
+    if e.kind == "exec":
+        return f"strace t={e.ts:.3f} pid={e.pid} execve {e.path} {' '.join(e.argv)[:160]}"
+    if e.kind == "connect":
+        return f"strace t={e.ts:.3f} pid={e.pid} connect {e.address} ({'ok' if e.ok else 'failed'})"
+    return f"strace t={e.ts:.3f} pid={e.pid} {e.kind} {e.path}{' (write)' if e.write else ''}"
+
+
+def strace_evidence(trial: HuntTrial, instruction: str, limit: int = 12) -> list[str]:
+    """The lines of a trace that matter for a shortcut finding."""
+    lines = [f"agent phase wrote under /logs/verifier: {describe(e)}" for e in verifier_log_writes(trial)]
+    lines += [f"agent phase read hidden files: {describe(e)}" for e in hidden_reads(trial)]
+    tools = wrapped_tools(instruction)
+    if tools:
+        lines += [f"existing tool ran: {describe(e)}" for e in tool_execs(trial, tools)]
+    lines += [describe(e) for e in trial.events if e.kind == "connect"]
+    return lines[:limit]
+
+
+def pass_findings(trial: HuntTrial, instruction: str, who: str) -> list[Finding]:
+    """Rules for a traced pass by an agent that is not an exploit (oracle, solver)."""
+    if not trial.passed or not trial.traced:
+        return []
+    findings = []
+    tid = [trial.result.trial_id]
+    writes = verifier_log_writes(trial)
+    if writes:
+        findings.append(Finding(
+            rule="pass-after-verifier-log-write", label=Label.SHORTCUT, severity=Severity.ERROR,
+            message=f"{who} passed after writing under /logs/verifier during the agent phase",
+            evidence=[describe(e) for e in writes[:10]], location="tests/test.sh", trial_ids=tid,
+            fix="make test.sh clear /logs/verifier and write the reward itself on every path"))
+    tools = wrapped_tools(instruction)
+    ran = tool_execs(trial, tools, Phase.AGENT) if tools else []
+    if ran:
+        findings.append(Finding(
+            rule="pass-runs-existing-tool", label=Label.SHORTCUT, severity=Severity.ERROR,
+            message=f"{who} passed a task that asks to implement a tool while running an existing one "
+                    f"({', '.join(sorted({os.path.basename(e.path) for e in ran}))})",
+            evidence=[describe(e) for e in ran[:10]], location="tests/test.sh", trial_ids=tid,
+            fix="make the tests detect the wrapped tool (e.g. remove it from the image or check the output's provenance)"))
+    return findings

@@ -1,0 +1,89 @@
+"""Helpers for the probe tests: small environment directories written from strings, probe contexts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+QA = str(Path(sys.executable).with_name("qa"))
+
+BASE_FILES = {
+    "task.toml": 'version = "1.0"\n[agent]\ntimeout_sec = 60.0\n[verifier]\ntimeout_sec = 60.0\n'
+                 "[environment]\nallow_internet = false\nmemory_mb = 512\n",
+    "instruction.md": "Write /app/out.txt containing hello.\n",
+    "environment/Dockerfile": "FROM debian:bookworm\nWORKDIR /app\n",
+    "solution/solve.sh": "#!/bin/bash\necho hello > /app/out.txt\n",
+    "tests/test.sh": '#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n'
+                     '[ "$(cat /app/out.txt)" = hello ] && echo 1 > /logs/verifier/reward.txt\nexit 0\n',
+}
+
+
+def write_env(root: Path, files_: dict[str, str | None] | None = None, **overrides: str | None) -> Path:
+    """An environment dir from BASE_FILES plus `files_` ({relative path: text, None removes}); keyword names
+    are a shorthand that use `__` for `/` and `_sh`/`_txt`/`_yaml` for the suffix (tests__test_sh)."""
+    files = dict(BASE_FILES)
+    files.update(files_ or {})
+    for key, text in overrides.items():
+        rel = key.replace("__", "/").replace("_sh", ".sh").replace("_txt", ".txt").replace("_yaml", ".yaml")
+        rel = rel.replace("task_toml", "task.toml")
+        if text is None:
+            files.pop(rel, None)
+        else:
+            files[rel] = text
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return root
+
+
+def expected(name: str) -> dict:
+    return json.loads((EXAMPLES / name / "qa-expected.json").read_text())
+
+
+@pytest.fixture
+def probe_ctx(docker_backend, qa_config, tmp_path):
+    """Build a ProbeContext for an example (or any env dir) with a real store and the real backend."""
+    from envqa.environment import load_environment
+    from envqa.probes.base import ProbeContext
+    from envqa.store.artifacts import RunLayout
+    from envqa.store.db import Store
+
+    qa_config.home.mkdir(parents=True, exist_ok=True)
+    store = Store(qa_config.db_path)
+
+    def make(env_dir: Path, run_id: str = "probe-test", **probe_overrides) -> ProbeContext:
+        cfg = qa_config.model_copy(update={"probes": qa_config.probes.model_copy(update=probe_overrides)})
+        env = load_environment(env_dir)
+        store.create_run(run_id, str(env.root))
+        return ProbeContext(env=env, config=cfg, backend=docker_backend, run_id=run_id,
+                            layout=RunLayout(cfg.runs_dir, run_id), record=store.record_trial)
+    return make
+
+
+def run_qa(args: list[str], env: dict, timeout: float = 600, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([QA, *args], env=env, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print the detection table gathered by test_detection (when it ran)."""
+    try:
+        from probes.test_detection import TABLE  # the package name pytest gives tests/probes
+    except ImportError:
+        return
+    if not TABLE:
+        return
+    tr = terminalreporter
+    tr.section("envqa detection table (qa run --json, no model)")
+    tr.write_line(f"{'example':44} {'seconds':>7}  expected -> found (missing / extra)")
+    for name, row in sorted(TABLE.items()):
+        verdict = "OK " if not row["missing"] and (row["expected"] or not row["found"]) else "BAD"
+        tr.write_line(f"{verdict} {name:40} {row['seconds']:7.1f}  {row['expected']} -> {row['found']}"
+                      + (f"  missing={row['missing']}" if row["missing"] else "")
+                      + (f"  extra={row['extra']}" if row["extra"] else ""))

@@ -1,0 +1,149 @@
+"""Scheduler fixtures: a real redis-server per test (unix socket in tmp_path) and real worker processes.
+
+`Cluster` submits simulated jobs (envqa.scheduler.simulate) through the same code path as trials, waits on
+the store, and reads back the start/end/record events the jobs logged themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from redis import Redis
+
+from envqa.config import SchedulerSettings
+from envqa.models import TrialSpec
+from envqa.scheduler.broker import Broker
+from envqa.scheduler.embedded import RedisServer, WorkerPool
+from envqa.scheduler.jobs import submit
+from envqa.scheduler.simulate import SimJob, sim_envelope
+from envqa.store.db import Store
+
+
+REPO = Path(__file__).resolve().parents[2]
+QA = str(Path(sys.executable).with_name("qa"))
+
+
+# The same helpers as tests/conftest.py: importing them as `conftest` picks whichever conftest module
+# was imported first under that name (tests/foundation's, in a whole-suite run), so they live here too.
+def run_qa(args: list[str], env: dict, timeout: float = 600, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([QA, *args], env=env, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+
+
+def copy_example(name: str, dest: Path) -> Path:
+    target = dest / name
+    shutil.copytree(REPO / "examples" / name, target)
+    return target
+
+
+def workers_with_home(home: str) -> list[int]:
+    """Pids of live `qa worker` processes started for this QA_HOME (embedded mode must stop them all)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes()
+            env = (proc / "environ").read_bytes()
+        except OSError:
+            continue
+        if b"envqa.cli\x00worker" in cmd and f"QA_HOME={home}".encode() in env.split(b"\x00"):
+            found.append(int(proc.name))
+    return found
+
+
+def wait_for(predicate, timeout: float, what: str, interval: float = 0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+class Cluster:
+    def __init__(self, tmp: Path, settings: SchedulerSettings):
+        self.tmp, self.settings = tmp, settings
+        self.server = RedisServer(tmp / "redis").start()
+        self.conn = Redis.from_url(self.server.url)
+        self.broker = Broker(self.conn, settings.lease_ttl_sec)
+        self.db = tmp / "store.db"
+        self.store = Store(self.db)
+        self.log = tmp / "events.jsonl"
+        self.pools: list[WorkerPool] = []
+        self.specs: list[TrialSpec] = []
+
+    def workers(self, n: int, queues: str = "*") -> WorkerPool:
+        pool = WorkerPool(self.server.url, n, queues, settings_json=self.settings.model_dump_json(),
+                          log_dir=self.tmp / "worker-logs").start()
+        self.pools.append(pool)
+        return pool
+
+    def submit(self, model: str | None, index: int, **sim) -> TrialSpec:
+        spec = TrialSpec(run_id="r1", env_version="v1", agent="solver", model=model, index=index)
+        job = SimJob(spec=spec, db_path=str(self.db), log_path=str(self.log), **sim)
+        submit(self.store, self.conn, self.broker, spec, sim_envelope(job), self.settings)
+        self.specs.append(spec)
+        return spec
+
+    def all_done(self, specs=None) -> bool:
+        ids = [s.trial_id for s in (specs or self.specs)]
+        states = self.store.trial_states(ids)
+        return len(states) == len(ids) and all(st == "done" for st, _ in states.values())
+
+    def wait_done(self, timeout: float = 60, specs=None) -> None:
+        wait_for(lambda: self.all_done(specs), timeout, "all trials recorded")
+
+    def events(self) -> list[dict]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+
+    def close(self) -> None:
+        for pool in self.pools:
+            pool.stop(grace=5)
+        self.server.cleanup()
+
+
+def max_concurrency(events: list[dict], queue: str, killed_at: dict[tuple, float] | None = None) -> int:
+    """Largest number of executions of `queue` whose [start, end] intervals overlap, from the jobs' own logs."""
+    starts = {(e["id"], e["n"]): e["t"] for e in events if e["ev"] == "start" and e["queue"] == queue}
+    ends = {(e["id"], e["n"]): e["t"] for e in events if e["ev"] == "end" and e["queue"] == queue}
+    ends.update(killed_at or {})
+    points = []
+    for key, t0 in starts.items():
+        points += [(t0, 1), (ends.get(key, float("inf")), -1)]
+    running = peak = 0
+    for _, delta in sorted(points, key=lambda p: (p[0], p[1])):  # an end at t frees before a start at t
+        running += delta
+        peak = max(peak, running)
+    return peak
+
+
+def recorded(events: list[dict]) -> dict[str, int]:
+    """trial id -> number of times its result was freshly written to the store."""
+    out: dict[str, int] = {}
+    for e in events:
+        if e["ev"] == "record":
+            out[e["id"]] = out.get(e["id"], 0) + (1 if e["fresh"] else 0)
+    return out
+
+
+@pytest.fixture
+def make_cluster(tmp_path):
+    made: list[Cluster] = []
+
+    def make(**settings) -> Cluster:
+        c = Cluster(tmp_path, SchedulerSettings.model_validate(settings))
+        made.append(c)
+        return c
+
+    yield make
+    for c in made:
+        c.close()
