@@ -39,6 +39,12 @@ STDOUT, STDERR = 1, 2
 UNTAR_FAILED = "envqa: could not unpack uploads (no tar?)"
 
 
+def session_labels() -> dict[str, str]:
+    """`QA_SESSION` (a CI job, a test session) tags every container so its owner can find exactly its own."""
+    session = os.environ.get("QA_SESSION")
+    return {"envqa.session": session} if session else {}
+
+
 def docker_client(timeout: int = 120) -> docker.DockerClient:
     try:
         client = docker.from_env(timeout=timeout)
@@ -412,7 +418,7 @@ class DockerBackend(SandboxBackend):
             raise ImageBuildError(f"image build exceeded build_timeout_sec={timeout:g}", "\n".join(tail), True)
 
     def start(self, spec: SandboxSpec) -> DockerSandbox:
-        labels = {self.label: "1", **spec.labels}
+        labels = {self.label: "1", **session_labels(), **spec.labels}
         try:
             container = self.client.containers.run(
                 spec.image, entrypoint=self._init_command(spec), command=[], detach=True,

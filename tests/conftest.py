@@ -10,11 +10,15 @@ import os
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+# Every container this test session starts (in-process or in `qa` subprocesses, which inherit the
+# environment) carries envqa.session=<this id>; the leak check looks at exactly those.
+SESSION = os.environ.setdefault("QA_SESSION", f"pytest-{uuid.uuid4().hex[:12]}")
 EXAMPLES = REPO / "examples"
 QA = str(Path(sys.executable).with_name("qa"))
 
@@ -86,12 +90,15 @@ def pytest_sessionfinish(session, exitstatus):
         import docker
 
         client = docker.from_env(timeout=30)
-        leftovers = client.containers.list(all=True, filters={"label": "envqa"})
+        leftovers = client.containers.list(all=True, filters={"label": f"envqa.session={SESSION}"})
     except Exception:
         return
     if leftovers:
         names = ", ".join(c.name for c in leftovers)
         for c in leftovers:
-            c.remove(force=True)
+            try:
+                c.remove(force=True)
+            except docker.errors.APIError:  # already being removed
+                pass
         sys.stderr.write(f"\nLEAK: containers left behind by the suite (removed now): {names}\n")
         session.exitstatus = 1
