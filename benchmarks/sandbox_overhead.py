@@ -23,6 +23,8 @@ import time
 import uuid
 from pathlib import Path
 
+import docker.errors
+
 from envqa.agents.trial import run_trial, sandbox_spec
 from envqa.config import load_config
 from envqa.environment import load_environment
@@ -62,7 +64,10 @@ def raw_trial(client, image: str, spec) -> float:
         assert c.exec_run(["bash", "-c", TEST]).exit_code == 0
         assert c.exec_run(["cat", "/logs/verifier/reward.txt"]).output.strip() == b"1"
     finally:
-        c.remove(force=True)
+        try:
+            c.remove(force=True)
+        except docker.errors.APIError:  # already being removed (e.g. a test session's leak sweep)
+            pass
     return time.perf_counter() - started
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import resource
 import stat
-import tarfile
 
 import pytest
 
@@ -189,3 +188,24 @@ def test_start_from_a_missing_image_is_a_sandbox_error(docker_backend):
     with pytest.raises(SandboxError) as info:
         docker_backend.start(SandboxSpec(image="envqa-env:does-not-exist"))
     assert info.value.error_class == "sandbox_start"
+
+
+def test_upload_keeps_existing_parents_untouched(start_sandbox, tmp_path):
+    sb = start_sandbox()
+    (tmp_path / "f.txt").write_text("x")
+    sb.upload(tmp_path / "f.txt", "/tmp/made/here/f.txt")
+    modes = sb.exec(["stat", "-c", "%a %U", "/tmp", "/tmp/made"], timeout=30).stdout.split("\n")
+    assert modes[0] == "1777 root"  # /tmp keeps its sticky world-writable mode
+    assert sb.read_file("/tmp/made/here/f.txt") == b"x"
+
+
+def test_exec_with_files_in_one_call_and_its_fallback(start_sandbox, tmp_path):
+    sb = start_sandbox()
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.txt").write_text("from the host\n")
+    res = sb.exec_with_files([(tmp_path / "d", "/up/d")], ["cat", "/up/d/a.txt"], timeout=30)
+    assert (res.exit_code, res.stdout) == (0, "from the host\n")
+    # No `sh` on PATH: the one-call path cannot run, so it falls back to put_archive + exec.
+    res = sb.exec_with_files([(tmp_path / "d", "/up2/d")], ["/bin/cat", "/up2/d/a.txt"],
+                             env={"PATH": "/nonexistent"}, timeout=30)
+    assert (res.exit_code, res.stdout) == (0, "from the host\n")
