@@ -33,7 +33,7 @@ from envqa.config import SchedulerSettings
 from envqa.models import TrialSpec
 from envqa.scheduler.broker import Broker
 from envqa.scheduler.embedded import RedisServer, WorkerPool
-from envqa.scheduler.jobs import JobEnvelope, enqueue, publish_settings
+from envqa.scheduler.jobs import enqueue, publish_settings
 from envqa.scheduler.simulate import SimJob, sim_envelope
 from envqa.store.db import Store
 

@@ -7,20 +7,15 @@ Every test that starts containers does so through `docker_backend` (or labels it
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
 import uuid
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
 # Every container this test session starts (in-process or in `qa` subprocesses, which inherit the
 # environment) carries envqa.session=<this id>; the leak check looks at exactly those.
 SESSION = os.environ.setdefault("QA_SESSION", f"pytest-{uuid.uuid4().hex[:12]}")
-EXAMPLES = REPO / "examples"
-QA = str(Path(sys.executable).with_name("qa"))
+from qa_testkit import EXAMPLES, QA, REPO, copy_example, run_qa, wait_for  # noqa: F401  (re-exported)
 
 
 def _docker():
@@ -72,16 +67,6 @@ def qa_env(tmp_path):
     env["QA_HOME"] = str(tmp_path / "qa-home")
     env.pop("REDIS_URL", None)
     return env
-
-
-def run_qa(args: list[str], env: dict, timeout: float = 600, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([QA, *args], env=env, capture_output=True, text=True, timeout=timeout, cwd=cwd)
-
-
-def copy_example(name: str, dest: Path) -> Path:
-    target = dest / name
-    shutil.copytree(EXAMPLES / name, target)
-    return target
 
 
 def pytest_sessionfinish(session, exitstatus):

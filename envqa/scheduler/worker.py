@@ -28,7 +28,7 @@ from rq.worker import SimpleWorker, WorkerStatus
 
 from envqa.config import QueueSettings, SchedulerSettings
 from envqa.scheduler.broker import Broker, Claim
-from envqa.scheduler.policy import Action, decide, error_class_of
+from envqa.scheduler.policy import Action, decide
 from envqa.scheduler.queues import Keys, queue_settings
 
 log = structlog.get_logger(__name__)

@@ -8,7 +8,6 @@ layers; each test removes what it created.
 from __future__ import annotations
 
 import sqlite3
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -83,17 +82,6 @@ def start_sandbox(docker_backend, base_image):
 def containers_with(client, **labels) -> list:
     filters = ["envqa"] + [f"{k}={v}" for k, v in labels.items()]
     return client.containers.list(all=True, filters={"label": filters})
-
-
-def wait_for(condition: Callable[[], object], timeout: float, what: str, every: float = 0.05):
-    """Poll `condition` until it returns something truthy; fail with `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(every)
-    pytest.fail(f"timed out after {timeout}s waiting for {what}")
 
 
 def done_trials(db_path: Path) -> list[dict]:

@@ -8,8 +8,8 @@ import signal
 import subprocess
 from pathlib import Path
 
-from tests.conftest import QA, run_qa
-from tests.foundation.conftest import containers_with, done_trials, wait_for, write_env
+from qa_testkit import QA, run_qa, wait_for
+from tests.foundation.conftest import containers_with, done_trials, write_env
 
 
 def _no_probes(tmp_path: Path) -> list[str]:

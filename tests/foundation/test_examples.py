@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from tests.conftest import EXAMPLES, run_qa
+from qa_testkit import EXAMPLES, run_qa
 
 MINE = ["clean-wordfreq", "broken-oracle", "always-pass", "leaky-solution", "tb1-clean"]
 

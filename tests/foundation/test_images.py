@@ -11,7 +11,7 @@ import pytest
 from envqa.environment import load_environment
 from envqa.sandbox.base import ImageBuildError
 from envqa.sandbox.images import rewrite_dockerfile
-from tests.foundation.conftest import wait_for
+from qa_testkit import wait_for
 
 MAP = {"debian:*": "envqa-base:bookworm", "debian": "envqa-base:bookworm", "python:3*": "envqa-base:bookworm",
        "ubuntu:*": "envqa-base:bookworm"}

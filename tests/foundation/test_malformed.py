@@ -15,7 +15,7 @@ from typing import Callable
 
 import pytest
 
-from tests.conftest import copy_example, run_qa
+from qa_testkit import copy_example, run_qa
 
 
 def _sub(rel: str, old: str, new: str) -> Callable[[Path], None]:

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = REPO / "examples"
-QA = str(Path(sys.executable).with_name("qa"))
+from qa_testkit import EXAMPLES, REPO, run_qa  # noqa: F401  (re-exported)
 
 BASE_FILES = {
     "task.toml": 'version = "1.0"\n[agent]\ntimeout_sec = 60.0\n[verifier]\ntimeout_sec = 60.0\n'
@@ -65,10 +61,6 @@ def probe_ctx(docker_backend, qa_config, tmp_path):
         return ProbeContext(env=env, config=cfg, backend=docker_backend, run_id=run_id,
                             layout=RunLayout(cfg.runs_dir, run_id), record=store.record_trial)
     return make
-
-
-def run_qa(args: list[str], env: dict, timeout: float = 600, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([QA, *args], env=env, capture_output=True, text=True, timeout=timeout, cwd=cwd)
 
 
 def pytest_terminal_summary(terminalreporter):

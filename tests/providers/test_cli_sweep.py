@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, run_qa
+from qa_testkit import EXAMPLES, run_qa
 
 from . import scripts
 from .conftest import GOOD_KEY, OPENAI_KEY

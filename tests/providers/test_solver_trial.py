@@ -11,7 +11,7 @@ from envqa.environment import load_environment
 from envqa.models import Outcome, TrialSpec
 from envqa.store.artifacts import RunLayout
 
-from conftest import EXAMPLES
+from qa_testkit import EXAMPLES
 from . import scripts
 from .conftest import GOOD_KEY
 

@@ -7,10 +7,6 @@ the store, and reads back the start/end/record events the jobs logged themselves
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,20 +21,7 @@ from envqa.scheduler.simulate import SimJob, sim_envelope
 from envqa.store.db import Store
 
 
-REPO = Path(__file__).resolve().parents[2]
-QA = str(Path(sys.executable).with_name("qa"))
-
-
-# The same helpers as tests/conftest.py: importing them as `conftest` picks whichever conftest module
-# was imported first under that name (tests/foundation's, in a whole-suite run), so they live here too.
-def run_qa(args: list[str], env: dict, timeout: float = 600, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([QA, *args], env=env, capture_output=True, text=True, timeout=timeout, cwd=cwd)
-
-
-def copy_example(name: str, dest: Path) -> Path:
-    target = dest / name
-    shutil.copytree(REPO / "examples" / name, target)
-    return target
+from qa_testkit import QA, REPO, copy_example, run_qa, wait_for  # noqa: F401  (re-exported)
 
 
 def workers_with_home(home: str) -> list[int]:
@@ -55,16 +38,6 @@ def workers_with_home(home: str) -> list[int]:
         if b"envqa.cli\x00worker" in cmd and f"QA_HOME={home}".encode() in env.split(b"\x00"):
             found.append(int(proc.name))
     return found
-
-
-def wait_for(predicate, timeout: float, what: str, interval: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 class Cluster:
