@@ -17,6 +17,9 @@ test: setup
 
 bench: setup
 	$(VENV)/bin/python benchmarks/sandbox_overhead.py
+	$(VENV)/bin/python benchmarks/scheduler.py
+	$(VENV)/bin/python benchmarks/dispatch.py
+	$(VENV)/bin/python benchmarks/adaptive.py
 
 clean-state:
 	rm -rf .qa

@@ -33,7 +33,7 @@ class RunState(TypedDict, total=False):
     env_version: str
     trials: Annotated[list[dict], operator.add]
     findings: Annotated[list[dict], operator.add]
-    incomplete: list[str]
+    incomplete: Annotated[list[str], operator.add]
     sweep: dict
     verdict: str
 

@@ -75,7 +75,7 @@ def sweep_node(deps, state) -> dict:
     unmeasured = [f"sweep {m}: no trial finished without an infrastructure failure" for m, s in body["models"].items()
                   if s["n"] == 0]
     return {"trials": [r.model_dump(mode="json") for rs in results.values() for r in rs], "sweep": body,
-            **({"incomplete": [*state.get("incomplete", []), *unmeasured]} if unmeasured else {})}
+            **({"incomplete": unmeasured} if unmeasured else {})}
 
 
 def check_models(config: QAConfig) -> None:

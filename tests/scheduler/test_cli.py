@@ -43,7 +43,7 @@ def test_ctrl_c_of_an_embedded_run_stops_workers_and_redis(tmp_path, qa_env, bas
             return False
 
     try:
-        wait_for(running, 120, "a trial to be running on a worker", interval=0.1)
+        wait_for(running, 120, "a trial to be running on a worker", every=0.1)
         workers = workers_with_home(qa_env["QA_HOME"])
         assert len(workers) == 2
         t0 = time.monotonic()
@@ -69,7 +69,7 @@ def test_a_killed_embedded_run_takes_its_workers_and_redis_with_it(tmp_path, qa_
     proc = subprocess.Popen([QA, "run", str(env_dir), "--json", "--run-id", "killed"], env=qa_env, cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_for(lambda: len(workers_with_home(qa_env["QA_HOME"])) == 2, 60, "embedded workers up", interval=0.1)
+        wait_for(lambda: len(workers_with_home(qa_env["QA_HOME"])) == 2, 60, "embedded workers up", every=0.1)
         servers = [p for p in _redis_servers() if _parent(p) == proc.pid]
         assert len(servers) == 1
     finally:
