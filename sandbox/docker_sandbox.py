@@ -1,0 +1,299 @@
+"""DockerSandbox: one container, every command a `docker exec` with a deadline and capped output.
+
+A timeout or a runaway writer kills the command's whole process tree (host pids, we are root on the
+engine's host); uploads ride in the same exec as the command (`tar -x` from stdin) to save round trips.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import posixpath
+import shlex
+import signal
+import socket
+import tarfile
+import threading
+import time
+from pathlib import Path
+
+import docker
+import docker.errors
+import requests.exceptions
+import structlog
+from docker.utils.socket import frames_iter
+
+from envqa.sandbox.base import ExecResult, OutputBuffer, Sandbox, SandboxError, SandboxSpec
+from envqa.sandbox.images import tar_bytes, tar_dirs, tar_many, tar_path
+
+log = structlog.get_logger(__name__)
+STDOUT, STDERR = 1, 2
+UNTAR_FAILED = "envqa: could not unpack uploads (no tar?)"
+
+
+def session_labels() -> dict[str, str]:
+    """`QA_SESSION` (a CI job, a test session) tags every container so its owner can find exactly its own."""
+    session = os.environ.get("QA_SESSION")
+    return {"envqa.session": session} if session else {}
+
+
+def docker_client(timeout: int = 120) -> docker.DockerClient:
+    try:
+        client = docker.from_env(timeout=timeout)
+        client.ping()
+        return client
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as e:
+        raise SandboxError(
+            f"cannot reach the Docker engine ({e}); start dockerd or run `make setup`", "docker_unavailable"
+        ) from None
+
+
+def _descendants(pid: int) -> list[int]:
+    """Host pids of `pid` and all its descendants (we are root on the engine's host)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+class DockerSandbox(Sandbox):
+    def __init__(self, client: docker.DockerClient, container, spec: SandboxSpec):
+        self.client, self.container, self.spec = client, container, spec
+        self._stopped = False
+
+    @property
+    def id(self) -> str:
+        return self.container.id
+
+    @property
+    def init_pid(self) -> int:
+        """Host pid of the container's PID 1 (strace attaches below it)."""
+        self.container.reload()
+        return int(self.container.attrs["State"]["Pid"])
+
+    def exec(self, cmd, *, timeout=None, cwd=None, env=None, user=None, input=None) -> ExecResult:
+        api = self.client.api
+        started = time.monotonic()
+        try:
+            exec_id = api.exec_create(
+                self.container.id, cmd, stdout=True, stderr=True, stdin=input is not None,
+                workdir=cwd, environment=env or None, user=user or "",
+            )["Id"]
+            sock = api.exec_start(exec_id, socket=True)
+        except docker.errors.APIError as e:
+            raise SandboxError(f"exec failed in {self.container.short_id}: {e.explanation or e}") from None
+        raw = getattr(sock, "_sock", sock)
+        out, err = OutputBuffer(self.spec.output_limit_bytes), OutputBuffer(self.spec.output_limit_bytes)
+        over_limit = threading.Event()
+
+        def pump() -> None:
+            try:
+                for stream, data in frames_iter(sock, tty=False):
+                    (err if stream == STDERR else out).feed(data)
+                    if out.total + err.total > self.spec.kill_after_output_bytes:
+                        over_limit.set()
+                        return
+            except (OSError, ValueError):
+                return
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        if input is not None:
+            try:
+                raw.sendall(input)
+                raw.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+        deadline = None if timeout is None else started + timeout
+        timed_out = vanished = False
+        next_liveness = time.monotonic() + 5.0
+        while reader.is_alive():
+            wait = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))
+            reader.join(wait)
+            if over_limit.is_set():
+                break
+            if time.monotonic() >= next_liveness and reader.is_alive():
+                # A container removed under us leaves the exec stream open until the timeout: look.
+                next_liveness = time.monotonic() + 5.0
+                if not self._alive():
+                    vanished = True
+                    break
+            if deadline is not None and time.monotonic() >= deadline and reader.is_alive():
+                timed_out = True
+                break
+        if timed_out or over_limit.is_set():
+            self._kill_exec(exec_id)
+        # shutdown() ends the connection even while other references (the SDK's SocketIO wrapper) keep
+        # the fd open; a half-open exec stream otherwise makes the engine stall the container's removal.
+        for end in (lambda: raw.shutdown(socket.SHUT_RDWR), raw.close, getattr(sock, "close", lambda: None)):
+            try:
+                end()
+            except OSError:
+                pass
+        reader.join(5)
+        exit_code = self._exit_code(exec_id, timed_out or over_limit.is_set())
+        if vanished or (exit_code is None and not self._alive()):
+            raise SandboxError(f"sandbox {self.container.short_id} disappeared during exec of {cmd[:3]}",
+                               "sandbox_gone")
+        return ExecResult(
+            exit_code=exit_code,
+            stdout=out.text(),
+            stderr=err.text(),
+            timed_out=timed_out,
+            truncated=out.truncated or err.truncated,
+            output_bytes=out.total + err.total,
+            output_limit_exceeded=over_limit.is_set(),
+            duration_sec=time.monotonic() - started,
+        )
+
+    def _inspect_exec(self, exec_id: str) -> dict | None:
+        """None when the engine no longer knows the exec (its container is gone, or the engine's
+        periodic clean-up of finished execs got there first)."""
+        try:
+            return self.client.api.exec_inspect(exec_id)
+        except docker.errors.NotFound:
+            return None
+        except docker.errors.APIError as e:
+            raise SandboxError(f"exec inspect failed in {self.container.short_id}: {e.explanation or e}") from None
+
+    def _exit_code(self, exec_id: str, killed: bool) -> int | None:
+        for _ in range(100):
+            info = self._inspect_exec(exec_id)
+            if info is None:
+                return None
+            if not info.get("Running"):
+                return info.get("ExitCode")
+            time.sleep(0.05)
+        return None if killed else -1
+
+    def _kill_exec(self, exec_id: str) -> None:
+        pid = (self._inspect_exec(exec_id) or {}).get("Pid") or 0
+        if pid > 0 and os.path.exists(f"/proc/{pid}"):
+            for p in reversed(_descendants(pid)):
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            return
+        # The engine is not on this host: fall back to killing every process but PID 1 inside.
+        try:
+            self.client.api.exec_start(self.client.api.exec_create(self.container.id, ["kill", "-9", "-1"])["Id"])
+        except docker.errors.APIError:
+            pass  # the container is gone: nothing left to kill
+
+    def _alive(self) -> bool:
+        try:
+            self.container.reload()
+        except docker.errors.NotFound:
+            return False
+        except docker.errors.APIError:
+            return True
+        return self.container.status == "running"
+
+    def _put(self, data: bytes, what: str) -> None:
+        """One put_archive at / whose entries carry full paths: the engine creates missing parents
+        (0755, root), so no `mkdir -p` exec round trip is needed. Parents are never tar entries, so an
+        existing /tmp or /var keeps its mode and owner."""
+        try:
+            self.container.put_archive("/", data)
+        except docker.errors.APIError as e:
+            raise SandboxError(f"upload to {what} failed: {e.explanation or e}") from None
+
+    @staticmethod
+    def _arcname(path: str) -> str:
+        arc = posixpath.normpath("/" + path).lstrip("/")
+        if not arc:
+            raise SandboxError("cannot upload onto / itself: name a file or directory under it")
+        return arc
+
+    def upload(self, source: Path, target: str) -> None:
+        self._put(tar_path(Path(source), self._arcname(target)), target)
+
+    def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
+        self._put(tar_bytes(self._arcname(path), data, mode), path)
+
+    def exec_with_files(self, files: list[tuple[Path, str]], cmd: list[str], **kwargs) -> ExecResult:
+        """One exec that unpacks the files from stdin (`tar -x`) and then runs `cmd`: a trial's uploads
+        cost no round trip of their own. Images without sh or tar fall back to put_archive + exec."""
+        if not files or kwargs.get("input") is not None:
+            return super().exec_with_files(files, cmd, **kwargs)
+        data = tar_many([(Path(src), self._arcname(dst)) for src, dst in files])
+        script = f'tar -x -C / || {{ echo {shlex.quote(UNTAR_FAILED)} >&2; exit 212; }}; exec "$@"'
+        res = self.exec(["sh", "-c", script, "sh", *cmd], input=data, **kwargs)
+        no_shell = res.exit_code in (126, 127) and '"sh"' in res.stdout + res.stderr
+        if (res.exit_code == 212 and UNTAR_FAILED in res.stderr) or no_shell:
+            return super().exec_with_files(files, cmd, **kwargs)
+        return res
+
+    def mkdirs(self, *paths: str, mode: int = 0o755) -> None:
+        self._put(tar_dirs([self._arcname(p) for p in paths], mode), ", ".join(paths))
+
+    def _archive(self, path: str, max_bytes: int) -> io.BytesIO | None:
+        try:
+            stream, _stat = self.container.get_archive(path)
+        except docker.errors.NotFound:
+            if not self._alive():  # "no such path" and "no such container" are both a 404
+                raise SandboxError(f"sandbox {self.container.short_id} disappeared", "sandbox_gone") from None
+            return None
+        except docker.errors.APIError as e:
+            raise SandboxError(f"download of {path} failed: {e.explanation or e}") from None
+        buf = io.BytesIO()
+        for chunk in stream:
+            buf.write(chunk)
+            if buf.tell() > max_bytes + 64 * 1024:
+                break
+        buf.seek(0)
+        return buf
+
+    def download(self, source: str, target: Path, max_bytes: int = 64 * 1024 * 1024) -> bool:
+        buf = self._archive(source, max_bytes)
+        if buf is None:
+            return False
+        target.mkdir(parents=True, exist_ok=True)
+        try:
+            with tarfile.open(fileobj=buf, mode="r|") as tar:
+                total = 0
+                for member in tar:
+                    total += member.size
+                    if total > max_bytes:
+                        break
+                    tar.extract(member, target, filter="data")
+        except (tarfile.TarError, OSError) as e:
+            log.warning("download.partial", source=source, error=str(e))
+        return True
+
+    def read_file(self, path: str, max_bytes: int = 1024 * 1024) -> bytes:
+        buf = self._archive(path, max_bytes)
+        if buf is None:
+            raise FileNotFoundError(path)
+        with tarfile.open(fileobj=buf, mode="r|") as tar:
+            member = tar.next()
+            if member is None:
+                raise FileNotFoundError(path)
+            if member.isdir():
+                raise IsADirectoryError(path)
+            fh = tar.extractfile(member)
+            return fh.read(max_bytes) if fh else b""
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        try:
+            self.container.remove(force=True, v=True)
+        except docker.errors.NotFound:
+            pass
+        except Exception as e:  # stop() must never raise: it runs on every path out
+            log.warning("sandbox.stop_failed", container=self.container.short_id, error=str(e))
