@@ -22,6 +22,7 @@ from envqa.errors import InfraError
 from envqa.models import Outcome, Phase, PhaseTiming, TrialResult, TrialSpec, utcnow
 from envqa.rewards import VerifierError, parse_pytest, parse_reward_files
 from envqa.sandbox.base import ImageBuildError, Sandbox, SandboxBackend, SandboxSpec
+from envqa.sandbox.network import task_backend
 from envqa.store.artifacts import RunLayout
 from envqa.task_config import NetworkMode
 
@@ -121,8 +122,8 @@ def run_trial(
         with clock.phase(Phase.BUILD):
             image, _built = backend.ensure_image(env)
         with clock.phase(Phase.START):
-            sandbox = backend.start(sandbox_spec(env, image, config, {"envqa.run": spec.run_id,
-                                                                      "envqa.trial": spec.trial_id}))
+            sandbox = task_backend(backend, env, config).start(  # allowlist mode: through an egress proxy
+                sandbox_spec(env, image, config, {"envqa.run": spec.run_id, "envqa.trial": spec.trial_id}))
         with sandbox:
             with clock.phase(Phase.AGENT):
                 deadline = time.monotonic() + env.agent_timeout_sec

@@ -175,12 +175,20 @@ class ProbeSettings(Section):
     """The shortcut hunter's deterministic probes (issue 5): which run, and how hard they try."""
 
     # Probes run by the hunt node, in order (see envqa.probes.base; `qa run` with no model runs these).
-    enabled: list[str] = Field(default_factory=lambda: ["static", "exploits", "oracle_state", "egress"])
+    enabled: list[str] = Field(default_factory=lambda: ["static", "oracle_runs", "exploits", "solver_passes", "oracle_state", "egress"])
     # Exploit agents to run as trials; names from envqa.agents.exploits.
     exploits: list[str] = Field(default_factory=lambda: [
         "exploit-reward-tamper", "exploit-workspace-conftest", "exploit-leaked-answers",
-        "exploit-verifier-helper", "exploit-wrap-tool",
+        "exploit-verifier-helper", "exploit-wrap-tool", "exploit-network-fetch",
     ])
+    # Well-known hosts the network-fetch exploit asks for answers (besides hosts the instruction names); it
+    # runs only where the task's network is open and an open network exists (egress_network / fake internet).
+    answer_hosts: list[str] = Field(default_factory=lambda: ["raw.githubusercontent.com", "gist.githubusercontent.com",
+                                                             "pastebin.com"])
+    # Oracle runs the hunt wants in all (issue 5: oracle x k); validation's runs count towards k.
+    oracle_runs: int = Field(default=5, ge=1)
+    # Suspicious sweep passes (see envqa.probes.solver_passes) replayed under strace, at most this many.
+    solver_replays: int = Field(default=3, ge=0)
     # Attacks on the harness itself (a conftest.py in / or /tests, sitecustomize.py, PATH shims): they beat
     # every verifier that runs pytest in the agent's container, so they say nothing about one environment.
     harness_exploits: bool = False

@@ -21,6 +21,7 @@ from envqa.environment import Environment
 from envqa.errors import InfraError
 from envqa.models import Finding, Outcome, Phase, TrialResult, TrialSpec
 from envqa.sandbox.base import Sandbox, SandboxBackend, SandboxSpec
+from envqa.sandbox.network import AllowlistBackend, allowlist_of
 from envqa.sandbox.strace import EXEC_SYSCALLS, SYSCALLS, StraceEvent, StraceSession, strace_available
 from envqa.store.artifacts import RunLayout
 
@@ -38,7 +39,7 @@ def register_probe(name: str) -> Callable[[Probe], Probe]:
 
 
 def get_probe(name: str) -> Probe:
-    from envqa.probes import egress, exploits, oracle_state, static  # noqa: F401  (register the built-ins)
+    from envqa.probes import egress, exploits, flakiness, oracle_state, solver_passes, static  # noqa: F401  (register the built-ins)
 
     if name not in _PROBES:
         raise KeyError(f"unknown probe {name!r}; known: {', '.join(sorted(_PROBES))}")
@@ -142,14 +143,29 @@ class ProbeContext:
         tracer = _Traced(impl, self.layout.trial_dir(spec.trial_id) / "strace.txt") if trace else None
         events: list[StraceEvent] = []
 
+        notes: dict = {}
+
         def on_end(sandbox: Sandbox, result: TrialResult) -> None:
             nonlocal events
+            proxy = getattr(sandbox, "egress_proxy", None)
+            if proxy is not None:  # allowlist mode: what the proxy let through and refused is evidence
+                lines = proxy.log_lines()
+                notes["egress_denied"] = [ln for ln in lines if ln.startswith("DENIED ")]
+                path = self.layout.trial_dir(spec.trial_id) / "egress-proxy.log"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text("\n".join(lines) + "\n")
             if tracer is not None:
                 events = tracer.finish()  # before `keep`, whose own verifier runs are not the trial's
             if keep is not None:
                 keep(sandbox, result)
 
-        backend = _OnNetwork(self.backend, network) if network else self.backend
+        backend = self.backend
+        allowed = allowlist_of(self.env)
+        if network and network != "none" and allowed is not None and hasattr(backend, "client"):
+            # allowlist mode: the open network is reached only through an egress proxy for the allowed hosts
+            backend = AllowlistBackend(backend, self.config.sandbox.base_image, allowed, upstream=network,
+                                       label=self.config.sandbox.label, labels={"envqa.run": self.run_id})
+        backend = _OnNetwork(backend, network) if network else backend
         self.announce(spec)
         try:
             result = run_trial(spec, self.env, backend, self.config, self.layout, agent=tracer or impl,
@@ -159,7 +175,7 @@ class ProbeContext:
                 events = tracer.finish()
         self.record(result)
         self.new_trials.append(result)
-        return HuntTrial(result=result, events=events, traced=tracer is not None and bool(events))
+        return HuntTrial(result=result, events=events, traced=tracer is not None and bool(events), notes=notes)
 
 
 def run_probes(ctx: ProbeContext, names: list[str]) -> tuple[list[Finding], list[str]]:

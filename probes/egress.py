@@ -29,6 +29,12 @@ def declares_network(env: Environment) -> bool:
     return bool(explicit & {NetworkMode.PUBLIC, NetworkMode.ALLOWLIST}) or c.metadata.get("requires_network") is True
 
 
+def open_network_available(ctx: ProbeContext) -> bool:
+    """An "open" network to run on: a configured one, or a fake internet (which needs the Docker client)."""
+    s = ctx.settings
+    return bool(s.egress_network) or (bool(s.fake_internet_dir) and hasattr(ctx.backend, "client"))
+
+
 @contextmanager
 def open_network(ctx: ProbeContext):
     s = ctx.settings
@@ -46,9 +52,7 @@ def open_network(ctx: ProbeContext):
 @register_probe("egress")
 def egress_probe(ctx: ProbeContext) -> list[Finding]:
     s = ctx.settings
-    if not allows_network(ctx.env) or not (s.egress_network or s.fake_internet_dir):
-        return []
-    if not hasattr(ctx.backend, "client") and not s.egress_network:
+    if not allows_network(ctx.env) or not open_network_available(ctx):
         return []
     if ctx.config.sandbox.default_network == "none" and ctx.passed("oracle"):
         return []  # validation's oracle already passed with no network at all

@@ -1,7 +1,9 @@
-"""Flakiness: the verifier re-run on one unchanged end state must say the same thing every time.
+"""Flakiness: the oracle must pass k times out of k, and the verifier must say the same on one end state.
 
-The oracle x k runs of validation already catch a flaky reference (`oracle-flaky`); this catches tests
-that give different verdicts on the very same files (time, randomness, leftover state).
+`oracle_runs_probe` tops validation's oracle runs up to `[probes] oracle_runs` (k, default 5), reusing
+validation's trials, so a reference that fails one run in five is caught (`oracle-flaky`) without repeating
+work. `rerun_findings` catches tests that give different verdicts on the very same files (time,
+randomness, leftover state).
 """
 
 from __future__ import annotations
@@ -10,8 +12,32 @@ from pathlib import Path
 
 from envqa.agents.trial import run_verifier
 from envqa.environment import Environment
-from envqa.models import Finding, Label, Severity, TrialResult
+from envqa.models import Finding, Label, Outcome, Severity, TrialResult
+from envqa.probes.base import ProbeContext, register_probe
+from envqa.probes.validation import _evidence
 from envqa.sandbox.base import Sandbox
+
+
+@register_probe("oracle_runs")
+def oracle_runs_probe(ctx: ProbeContext) -> list[Finding]:
+    """Run the oracle until k runs exist; any failure among passes is a flaky reference."""
+    done = [t for t in ctx.validation if t.agent == "oracle"]
+    if done and not all(t.outcome == Outcome.PASS for t in done):
+        return []  # validation already reported it (oracle-fails / oracle-flaky); more runs add nothing
+    extra = [ctx.trial("oracle", purpose="hunt-oracle-runs", index=len(done) + i).result
+             for i in range(max(0, ctx.settings.oracle_runs - len(done)))]
+    runs = done + extra
+    failed = [t for t in runs if t.outcome == Outcome.FAIL]
+    if not failed or len(failed) == len(runs):
+        return []  # all pass: fine; all fail (no validation): validation's rules say it, not flakiness
+    return [Finding(
+        rule="oracle-flaky", label=Label.BRITTLENESS, severity=Severity.CRITICAL,
+        message=(f"the reference solution failed {len(failed)} of {len(runs)} runs: "
+                 "the tests or the environment are non-deterministic"),
+        evidence=_evidence(failed) + [f"passing runs: {', '.join(t.trial_id for t in runs if t.outcome == Outcome.PASS)}"],
+        location="solution/solve.sh", fix="run solution/solve.sh then tests/test.sh in the image by hand and compare",
+        trial_ids=[t.trial_id for t in failed],
+    )]
 
 
 def verdict_on_state(sandbox: Sandbox, env: Environment, out_dir: Path, threshold: float) -> str:

@@ -23,7 +23,8 @@ def qa_toml(tmp_path_factory):
     """The fake internet for egress reruns (what network-fetch's reference solution reaches for)."""
     path = tmp_path_factory.mktemp("qa-config") / "qa.toml"
     path.write_text(f'[probes]\nfake_internet_dir = "{EXAMPLES / "network-fetch" / "qa-fake-internet"}"\n'
-                    'fake_internet_hosts = ["releases.example.test"]\n')
+                    'fake_internet_hosts = ["releases.example.test"]\n'
+                    'oracle_runs = 2\n')  # oracle x k, cheaply: one validation run + one hunt run
     return path
 
 

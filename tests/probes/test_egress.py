@@ -48,8 +48,9 @@ def test_declared_network_need_is_only_noted(probe_ctx, tmp_path):
 
     src = (EXAMPLES / "network-fetch")
     env = write_env(tmp_path, {
-        "task.toml": (src / "task.toml").read_text().replace("allow_internet = true",
-                                                             'allow_internet = true\nnetwork_mode = "allowlist"'),
+        "task.toml": (src / "task.toml").read_text().replace(
+            "allow_internet = true",
+            'allow_internet = true\nnetwork_mode = "allowlist"\nallowed_hosts = ["releases.example.test"]'),
         "instruction.md": (src / "instruction.md").read_text(),
         "solution/solve.sh": (src / "solution" / "solve.sh").read_text(),
         "tests/test.sh": (src / "tests" / "test.sh").read_text(),

@@ -1,0 +1,49 @@
+"""Leaked answers, encrypted: an `openssl enc` file whose password is obvious (here: the task's name)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from .conftest import write_env
+
+OPENSSL = shutil.which("openssl")
+
+
+def _vault(tmp_path, password: str):
+    """The base image has no openssl; the task's image ships one (as images with `apt-get install openssl`
+    do: here the host's binary, which links the libssl3 the base image already has)."""
+    root = tmp_path / "vault-task"
+    env = write_env(root, {"environment/Dockerfile": "FROM debian:bookworm\nCOPY openssl /usr/local/bin/openssl\n"
+                                                     "COPY out.txt.enc /opt/data/out.txt.enc\nWORKDIR /app\n"})
+    shutil.copy2(OPENSSL, root / "environment" / "openssl")
+    subprocess.run([OPENSSL, "enc", "-aes-256-cbc", "-pbkdf2", "-salt", "-pass", f"pass:{password}",
+                    "-out", str(root / "environment" / "out.txt.enc")], input=b"hello\n", check=True)
+    return env
+
+
+needs_openssl = pytest.mark.skipif(OPENSSL is None, reason="needs the host's openssl for the image and the file")
+
+
+@needs_openssl
+def test_encrypted_answer_with_the_task_name_as_password_is_replayed(probe_ctx, tmp_path):
+    from envqa.probes.exploits import exploits_probe
+
+    env = _vault(tmp_path, "vault-task")
+    ctx = probe_ctx(env, run_id="encrypted-leak", exploits=["exploit-leaked-answers"])
+    [f] = exploits_probe(ctx)
+    assert f.rule == "exploit-leaked-answers" and f.label == "shortcut"
+    transcript = next(line for line in f.evidence if line.startswith("transcript:"))
+    assert "decrypted /opt/data/out.txt.enc with password 'vault-task'" in transcript
+    assert "copied /tmp/envqa-leak/out.txt -> /app/out.txt" in transcript
+
+
+@needs_openssl
+def test_a_real_password_keeps_the_answer_sealed(probe_ctx, tmp_path):
+    from envqa.probes.exploits import exploits_probe
+
+    ctx = probe_ctx(_vault(tmp_path, "k7#Qz!v9-not-obvious"), run_id="encrypted-sealed",
+                    exploits=["exploit-leaked-answers"])
+    assert exploits_probe(ctx) == [] and ctx.new_trials == []  # the rehearsal found nothing to act on
