@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-import time
+
+from qa_testkit import wait_for
 
 from .conftest import EXAMPLES, write_env
 
@@ -37,14 +38,6 @@ print(json.dumps(out))
 '''
 
 
-def _gone(list_fn, timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while list_fn():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.2)
-    return True
-
 
 def test_allowlist_proxy_lets_through_allowed_hosts_only(docker_backend, docker_client, qa_config):
     from envqa.sandbox.base import SandboxSpec
@@ -69,7 +62,7 @@ def test_allowlist_proxy_lets_through_allowed_hosts_only(docker_backend, docker_
         # The proxy's log is the evidence of what it refused (kept on the sandbox after the proxy is gone).
         assert sandbox.egress_denied == ["DENIED GET evil.example.test:80", "DENIED CONNECT evil.example.test:80"]
         assert proxy.container_id is None
-    assert _gone(lambda: docker_client.containers.list(all=True, filters={"label": "envqa.run=allowlist-test"}))
+    wait_for(lambda: not docker_client.containers.list(all=True, filters={"label": "envqa.run=allowlist-test"}), 20, "containers of envqa.run=allowlist-test to be removed")
     assert docker_client.networks.list(filters={"label": "envqa.run=allowlist-test"}) == []
 
 
@@ -90,7 +83,7 @@ def test_allowlist_task_passes_through_the_proxy_and_is_declared(probe_ctx, tmp_
     assert f.severity == "info" and f.rule == "network-dependent-pass"
     assert [t.outcome for t in ctx.new_trials] == ["pass", "fail"]
     assert any("connect" in line and ":3128" in line for line in f.evidence)  # the oracle reached the proxy
-    assert _gone(lambda: docker_client.containers.list(all=True, filters={"label": "envqa.run=allowlist-egress"}))
+    wait_for(lambda: not docker_client.containers.list(all=True, filters={"label": "envqa.run=allowlist-egress"}), 20, "containers of envqa.run=allowlist-egress to be removed")
     assert docker_client.networks.list(filters={"label": "envqa.run=allowlist-egress"}) == []
 
 
@@ -138,5 +131,5 @@ def test_an_allowlist_trial_gets_its_network_only_through_the_proxy(qa_config, d
             spec = TrialSpec(run_id="allowlist-trial", env_version=env.version, agent="oracle", index=0)
             outcomes[hosts[0]] = run_trial(spec, env, docker_backend, cfg, RunLayout(cfg.runs_dir, "allowlist-trial")).outcome
     assert outcomes == {"releases.example.test": "pass", "pypi.org": "fail"}
-    assert _gone(lambda: docker_client.containers.list(all=True, filters={"label": "envqa.run=allowlist-trial"}))
+    wait_for(lambda: not docker_client.containers.list(all=True, filters={"label": "envqa.run=allowlist-trial"}), 20, "containers of envqa.run=allowlist-trial to be removed")
     assert docker_client.networks.list(filters={"label": "envqa.run=allowlist-trial"}) == []

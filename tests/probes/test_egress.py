@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import time
+from qa_testkit import wait_for
 
 from .conftest import EXAMPLES, write_env
 
 FAKE = EXAMPLES / "network-fetch" / "qa-fake-internet"
 HOSTS = ["releases.example.test"]
 
-
-def _eventually_empty(list_fn, timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while list_fn():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.2)
-    return True
 
 
 def _networks(docker_client, run_id):
@@ -40,7 +32,7 @@ def test_pass_turns_into_fail_with_egress_blocked(probe_ctx, docker_client):
     assert any(line.startswith("strace") and "connect" in line and ":80" in line for line in f.evidence)
     # The fake internet and its internal network are gone (removal is asynchronous in the engine).
     assert _networks(docker_client, "egress-test") == []
-    assert _eventually_empty(lambda: docker_client.containers.list(all=True, filters={"label": "envqa.run=egress-test"}))
+    wait_for(lambda: not docker_client.containers.list(all=True, filters={"label": "envqa.run=egress-test"}), 20, "containers of envqa.run=egress-test to be removed")
 
 
 def test_declared_network_need_is_only_noted(probe_ctx, tmp_path):
