@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from contextlib import ExitStack
 from pathlib import Path
@@ -103,9 +104,7 @@ def execute_run(env_dir: Path, config: QAConfig, run_id: str, *, resume: bool = 
     finally:
         # Each trial removes its container; this catches what an interrupt left behind. It runs after the
         # executor has shut down (embedded workers stopped), so no worker can start a container after it.
-        if backend._client is not None:
+        if backend.connected:
             backend.cleanup({"envqa.run": run_id})
     report = store.get_run(run_id)
-    import json
-
     return json.loads(report["report_json"]) if report and report["report_json"] else state

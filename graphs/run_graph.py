@@ -19,7 +19,7 @@ from envqa.graphs.sweep import check_models, sweep_node
 from envqa.environment import load_environment
 from envqa.models import Finding, Outcome, Severity, TrialResult, TrialSpec
 from envqa.probes.lint import lint_structure
-from envqa.probes.validation import validation_findings
+from envqa.probes.validation import build_failed_finding, validation_findings
 from envqa.sandbox.base import ImageBuildError, SandboxBackend
 from envqa.scheduler.local import Executor
 from envqa.store.artifacts import RunLayout
@@ -73,9 +73,7 @@ def build_run_graph(deps: RunDeps, checkpointer=None):
         try:
             tag, built = deps.backend.ensure_image(env, on_log=lambda line: deps.on_event("build_log", line=line))
         except ImageBuildError as e:
-            f = Finding(rule="image-build-failed", label="brittleness", severity=Severity.CRITICAL,
-                        message=f"the environment's image does not build: {e}",
-                        evidence=[e.log_tail], location=env.dockerfile.relative_to(env.root).as_posix())
+            f = build_failed_finding(str(e), [e.log_tail], env.dockerfile.relative_to(env.root).as_posix())
             deps.on_event("build_done", tag=None, built=False, error=str(e))
             return {"findings": [f.model_dump(mode="json")]}
         if built:

@@ -14,7 +14,7 @@ from envqa.agents.trial import run_verifier
 from envqa.environment import Environment
 from envqa.models import Finding, Label, Outcome, Severity, TrialResult
 from envqa.probes.base import ProbeContext, register_probe
-from envqa.probes.validation import _evidence
+from envqa.probes.validation import trial_evidence
 from envqa.sandbox.base import Sandbox
 
 
@@ -34,7 +34,7 @@ def oracle_runs_probe(ctx: ProbeContext) -> list[Finding]:
         rule="oracle-flaky", label=Label.BRITTLENESS, severity=Severity.CRITICAL,
         message=(f"the reference solution failed {len(failed)} of {len(runs)} runs: "
                  "the tests or the environment are non-deterministic"),
-        evidence=_evidence(failed) + [f"passing runs: {', '.join(t.trial_id for t in runs if t.outcome == Outcome.PASS)}"],
+        evidence=trial_evidence(failed) + [f"passing runs: {', '.join(t.trial_id for t in runs if t.outcome == Outcome.PASS)}"],
         location="solution/solve.sh", fix="run solution/solve.sh then tests/test.sh in the image by hand and compare",
         trial_ids=[t.trial_id for t in failed],
     )]

@@ -17,7 +17,7 @@ def _tail(result: TrialResult, lines: int = 12) -> str:
     return "\n".join(text[-lines:])
 
 
-def _evidence(results: list[TrialResult]) -> list[str]:
+def trial_evidence(results: list[TrialResult]) -> list[str]:
     out = []
     for r in results:
         line = f"trial {r.trial_id}: outcome={r.outcome} reward={r.reward}"
@@ -32,6 +32,15 @@ def _evidence(results: list[TrialResult]) -> list[str]:
     return out
 
 
+def build_failed_finding(detail: str, evidence: list[str], location: str, trial_ids: list[str] | None = None) -> Finding:
+    """The image does not build: every later stage is moot (the graph and the trial rules both report it)."""
+    return Finding(
+        rule="image-build-failed", label=Label.BRITTLENESS, severity=Severity.CRITICAL,
+        message=f"the environment's image does not build: {detail}", evidence=evidence, location=location,
+        trial_ids=trial_ids or [],
+    )
+
+
 def validation_findings(trials: list[TrialResult]) -> list[Finding]:
     """Oracle must pass every time; nop must fail; the verifier must always say something."""
     findings: list[Finding] = []
@@ -40,12 +49,8 @@ def validation_findings(trials: list[TrialResult]) -> list[Finding]:
     env_errors = [t for t in trials if t.error_class in ("verifier_error", "verifier_timeout")]
     builds = [t for t in trials if t.error_class in ("image_build_failed", "image_build_timeout")]
     if builds:
-        findings.append(Finding(
-            rule="image-build-failed", label=Label.BRITTLENESS, severity=Severity.CRITICAL,
-            message="the environment's image does not build: no agent can attempt the task",
-            evidence=[builds[0].error_message or ""], location="environment/Dockerfile",
-            trial_ids=[t.trial_id for t in builds],
-        ))
+        findings.append(build_failed_finding("no agent can attempt the task", [builds[0].error_message or ""],
+                                             "environment/Dockerfile", [t.trial_id for t in builds]))
         return findings
     oracle_fail = [t for t in oracle if t.outcome == Outcome.FAIL]
     oracle_pass = [t for t in oracle if t.outcome == Outcome.PASS]
@@ -58,7 +63,7 @@ def validation_findings(trials: list[TrialResult]) -> list[Finding]:
             message=(f"the reference solution failed {len(oracle_fail)} of {len(oracle)} runs: "
                      + ("the tests or the environment are non-deterministic" if flaky
                         else "the environment is broken or the tests do not match the solution")),
-            evidence=_evidence(oracle_fail), location="solution/solve.sh",
+            evidence=trial_evidence(oracle_fail), location="solution/solve.sh",
             fix="run solution/solve.sh then tests/test.sh in the image by hand and compare",
             trial_ids=[t.trial_id for t in oracle_fail],
         ))
@@ -67,7 +72,7 @@ def validation_findings(trials: list[TrialResult]) -> list[Finding]:
         findings.append(Finding(
             rule="oracle-timeout", label=Label.BRITTLENESS, severity=Severity.ERROR,
             message="the reference solution ran past [agent].timeout_sec",
-            evidence=_evidence(slow), location="task.toml", fix="raise [agent].timeout_sec or speed up solve.sh",
+            evidence=trial_evidence(slow), location="task.toml", fix="raise [agent].timeout_sec or speed up solve.sh",
             trial_ids=[t.trial_id for t in slow],
         ))
     nop_pass = [t for t in nop if t.outcome == Outcome.PASS]
@@ -76,7 +81,7 @@ def validation_findings(trials: list[TrialResult]) -> list[Finding]:
         findings.append(Finding(
             rule="nop-passes", label=Label.SHORTCUT, severity=Severity.CRITICAL,
             message=f"nop earned reward {reward:g}: the verifier does not check the work",
-            evidence=_evidence(nop_pass), location="tests/test.sh",
+            evidence=trial_evidence(nop_pass), location="tests/test.sh",
             fix="make test.sh check the task's outputs and write reward 0 when they are missing or wrong",
             trial_ids=[t.trial_id for t in nop_pass],
         ))
@@ -85,7 +90,7 @@ def validation_findings(trials: list[TrialResult]) -> list[Finding]:
             rule="verifier-error", label=Label.BRITTLENESS, severity=Severity.ERROR,
             message=("the verifier ended without a usable reward in "
                      f"{len(env_errors)} trial(s): a missing reward is not a fail, it is a broken verifier"),
-            evidence=_evidence(env_errors), location="tests/test.sh",
+            evidence=trial_evidence(env_errors), location="tests/test.sh",
             fix="write a number to /logs/verifier/reward.txt on every path, including failures",
             trial_ids=[t.trial_id for t in env_errors],
         ))

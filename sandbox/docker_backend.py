@@ -38,6 +38,11 @@ class DockerBackend(SandboxBackend):
         self._tags: dict[str, str] = {}  # environment version -> image tag
 
     @property
+    def connected(self) -> bool:
+        """Whether this backend ever reached the engine (if not, it cannot have started anything)."""
+        return self._client is not None
+
+    @property
     def client(self) -> docker.DockerClient:
         if self._client is None:
             self._client = docker_client()
