@@ -66,7 +66,10 @@ class Store:
             yield conn
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            # SQLite may already have rolled back by itself (busy, I/O errors); a ROLLBACK then would
+            # raise "no transaction is active" and hide the error that matters.
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
 
     def close(self) -> None:

@@ -8,6 +8,7 @@ attempt. Transient failures retry with exponential backoff and jitter up to `max
 from __future__ import annotations
 
 import random
+import sqlite3
 from enum import StrEnum
 
 from pydantic import BaseModel
@@ -50,6 +51,8 @@ def is_transient(exc: BaseException) -> bool:
         return exc.error_class in TRANSIENT_INFRA
     if type(exc).__name__ == "JobTimeoutException":
         return True
+    if isinstance(exc, sqlite3.OperationalError):  # the store was busy (another writer): contention passes
+        return any(word in str(exc) for word in ("locked", "busy"))
     return isinstance(exc, (TimeoutError, ConnectionError))
 
 

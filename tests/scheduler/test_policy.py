@@ -1,6 +1,7 @@
 """Queue names, effective per-queue settings and the retry policy: pure functions, no Redis."""
 
 import random
+import sqlite3
 
 import pytest
 
@@ -9,6 +10,7 @@ from envqa.errors import (InfraError, InputError, ProviderAuthError, ProviderOve
                           TransientProviderError)
 from envqa.scheduler.policy import Action, backoff, decide
 from envqa.scheduler.queues import normalize_queue, queue_for_model, queue_settings
+from envqa.store.db import Store
 
 
 def test_model_names_normalise_to_one_queue():
@@ -67,3 +69,19 @@ def test_jitter_stays_within_its_fraction():
     rng = random.Random(1)
     delays = [backoff(1, pol, rng) for _ in range(200)]
     assert min(delays) >= 2.0 and max(delays) <= 4.0 and max(delays) - min(delays) > 1.0
+
+
+def test_a_busy_store_is_retried_but_a_broken_one_is_not():
+    policy = SchedulerSettings().defaults
+    assert decide(sqlite3.OperationalError("database is locked"), 0, 0, policy).action == Action.RETRY
+    assert decide(sqlite3.OperationalError("no such table: trials"), 0, 0, policy).action == Action.FAIL
+
+
+def test_a_failed_transaction_surfaces_its_own_error_not_a_rollback_error(tmp_path):
+    store = Store(tmp_path / "envqa.db")
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        with store.tx() as db:
+            db.execute("ROLLBACK")  # what SQLite does by itself on busy or I/O errors
+            db.execute("SELECT * FROM no_such_table")
+    store.create_run("r1", "/env")  # the connection is still usable afterwards
+    assert store.get_run("r1")["env_dir"] == "/env"
