@@ -6,7 +6,7 @@ EXAMPLE ?= examples/reward-tamper
 DEMO_ARGS ?= --approval auto -c examples/demo.toml
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test bench clean-state lock check-latest
+.PHONY: setup demo test test-postgres bench clean-state lock check-latest
 
 setup:
 	bash scripts/setup.sh
@@ -16,6 +16,12 @@ demo: setup
 
 test: setup
 	bash scripts/test.sh $(PYTEST_ARGS)
+
+# The whole suite with the store on Postgres (a private server, a fresh database per test; QA_STORE_URL reaches
+# every `qa` process and worker a test starts). Not in `make test`, which runs only the store and scheduler
+# tests on Postgres a second time: the whole suite twice would not fit CI's time budget.
+test-postgres: setup
+	QA_TEST_STORE=postgres bash scripts/test.sh $(PYTEST_ARGS)
 
 # Every benchmark runs even when an earlier one misses its goal; `make bench` then fails (exit 1).
 BENCHMARKS ?= sandbox_overhead scheduler dispatch adaptive chaos report

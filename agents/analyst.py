@@ -6,10 +6,14 @@ the structured-output helper (a forced tool call validated by pydantic). Then co
 cannot: every cited step exists and the quote appears in it, the label fits the trial's outcome, the
 subtype is in the taxonomy. Any problem is sent back once, in the same conversation; if the repaired
 answer still fails, the label is kept with `verified: false`.
+
+Each trial's analysis is one call on the analyst model's queue (envqa/scheduler/calls.py, like the reviser's
+and the generator's): `label_job` is its body, run by a worker on any host (or in-process without Redis).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -120,3 +124,55 @@ def analyze_trial(client: ModelClient, env: Environment, trial: TrialResult, tra
         spend = spend + result.spend
         problems = check_answer(answer, trajectory, trial.outcome.value)
     return _label(trial, answer, client.spec, not problems, problems), spend
+
+
+class AnalystJob(BaseModel):
+    """One trial's analysis, as the arguments of its call (JSON: it may run on another host)."""
+
+    run_id: str
+    trial_id: str
+    env_dir: str  # the version's snapshot on the submitting host
+    model: str
+    probe_evidence: list[str] = []
+    config: dict
+
+
+def analyst_call_id(trial_id: str, model: str) -> str:
+    return f"analyst-{trial_id}-{hashlib.sha256(model.encode()).hexdigest()[:8]}"
+
+
+def is_final(label: TrialLabel | None) -> bool:
+    """A label no analyst job needs to (re)compute: the rules', a model's, or a recorded failure."""
+    return label is not None and (label.source != "none" or label.subtype == "analyst-failed")
+
+
+def label_job(args: dict) -> dict:
+    """The call's body: label one trial and store the label; returns the spend. The store is the truth: a
+    trial already labelled is not sent to the model again (a re-enqueued job, a resumed run). The trial may
+    have run on another host: its trajectory and verifier output then come from the store."""
+    from envqa.agents.providers import create_client
+    from envqa.agents.trace_view import load_trajectory
+    from envqa.config import QAConfig
+    from envqa.environment import load_environment
+    from envqa.scheduler.calls import store_at
+    from envqa.store.shared_files import for_this_host, trial_files_here
+
+    job = AnalystJob.model_validate(args)
+    config = QAConfig.model_validate(job.config)
+    store = store_at(str(config.db_path))
+    existing = store.label_for_trial(job.trial_id)
+    if is_final(existing):
+        return {"trial_id": job.trial_id, "label": existing.label, "skipped": True}
+    trial = store.get_trial(job.trial_id)
+    if trial is None:
+        raise LookupError(f"trial {job.trial_id} is not recorded in the store")
+    config, env_dir = for_this_host(store, config, job.env_dir, trial.env_version)
+    trial = trial_files_here(store, config, trial)
+    client = create_client(job.model, config)
+    label, spend = analyze_trial(client, load_environment(env_dir), trial, load_trajectory(trial.artifacts_dir),
+                                 job.probe_evidence, token_budget=config.analyst.trajectory_tokens,
+                                 max_tokens=config.analyst.max_output_tokens)
+    stored = store.save_label(job.run_id, label, trial.env_version, trial.model)
+    log.info("analyst.labelled", trial=job.trial_id, label=stored.label, subtype=stored.subtype,
+             verified=stored.verified)
+    return {"trial_id": job.trial_id, "label": stored.label, "spend": spend.model_dump(mode="json")}

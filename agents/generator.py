@@ -72,11 +72,14 @@ def read_spec(path: Path | str) -> GeneratorSpec:
     return GeneratorSpec(root=root.resolve(), text=text, seeds=seeds)
 
 
-def require_model(config: QAConfig) -> str:
+def require_model(config: QAConfig, check_key: bool = True) -> str:
+    """The generator model, or InputError (exit 2) naming the setting. `check_key=False` for `--detach`:
+    the workers that run the graph hold the API key, not the enqueuing shell."""
     if not config.generator.model:
         raise InputError("qa.toml", "no generator model: set [generator] model or pass --generator-model "
                          "(e.g. anthropic/claude-sonnet-4-5)", "generator.model")
-    create_client(config.generator.model, config)  # malformed spec / missing key: exit 2 before any work
+    if check_key:
+        create_client(config.generator.model, config)  # malformed spec / missing key: exit 2 before any work
     return config.generator.model
 
 

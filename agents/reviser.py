@@ -22,7 +22,7 @@ from envqa.agents.providers.structured import ANSWER_TOOL, structured_job
 from envqa.config import QAConfig
 from envqa.environment import iter_files
 from envqa.errors import PatchError
-from envqa.models import Finding, GateCheck
+from envqa.models import Finding, GateCheck, SpecConsistency
 from envqa.prompts.render import render
 from envqa.scheduler.calls import run_call
 from envqa.store.versions import make_diff, task_path_allowed
@@ -41,6 +41,13 @@ class RevisionAnswer(BaseModel):
     rationale: str = Field(description="why these edits fix the findings without breaking correct solutions")
     expected_effect: list[str] = Field(default_factory=list,
                                        description='e.g. "exploit-reward-tamper fails", "nop still fails"')
+
+
+class SpecRevisionAnswer(RevisionAnswer):
+    """The answer for a task generated from a spec (task.toml [metadata] spec): the verdict is required."""
+
+    spec_consistency: SpecConsistency = Field(description="whether these edits keep every requirement of the "
+                                              "task's spec; quote the spec sentence when they do not")
 
 
 def task_files(root: Path) -> list[tuple[str, str]]:
@@ -71,20 +78,24 @@ def repair_history(prompt: str, previous: dict, failures: list[GateCheck]) -> li
 
 
 def revise_job(args: dict) -> dict:
-    """The job body (worker or in-process): one structured call; provider errors propagate to the policy."""
-    return structured_job(args, render("reviser_system.j2"), RevisionAnswer, lambda c: c.reviser.max_output_tokens)
+    """The job body (worker or in-process): one structured call; provider errors propagate to the policy.
+    A task with a spec gets the schema whose `spec_consistency` is required."""
+    schema = SpecRevisionAnswer if args.get("spec") else RevisionAnswer
+    return structured_job(args, render("reviser_system.j2"), schema, lambda c: c.reviser.max_output_tokens)
 
 
 def ask_reviser(config: QAConfig, store, executor, *, run_id: str, model: str, prompt: str,
                 previous: dict | None = None, failures: list[GateCheck] | None = None,
-                attempt: int = 1) -> tuple[RevisionAnswer, dict]:
+                attempt: int = 1, spec: bool = False) -> tuple[RevisionAnswer, dict]:
+    """One revision; `spec`: the task has a spec, so the answer must carry its `spec_consistency`."""
     prior = repair_history(prompt, previous, failures or []) if previous is not None else []
     key = hashlib.sha256(f"{run_id}|{model}|{attempt}|{prompt}|{json.dumps(previous, sort_keys=True)}".encode())
     args = {"config": config.model_dump(mode="json", by_alias=True), "model": model, "prompt": prompt,
-            "prior": [m.model_dump(mode="json") for m in prior]}
+            "prior": [m.model_dump(mode="json") for m in prior], "spec": spec}
     out = run_call(config, store, executor, call_id=f"revise-{key.hexdigest()[:16]}", model=model,
                    func=f"{__name__}.revise_job", args=args)
-    return RevisionAnswer.model_validate(out["answer"]), out.get("spend") or {}
+    schema = SpecRevisionAnswer if spec else RevisionAnswer
+    return schema.model_validate(out["answer"]), out.get("spend") or {}
 
 
 def answer_diff(parent_dir: Path, answer: RevisionAnswer, tb1: bool = False) -> str:

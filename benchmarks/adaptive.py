@@ -5,9 +5,10 @@ known. Each task draws one sequence of Bernoulli(p) outcomes; the fixed sweep ca
 30 outcomes' point estimate, the adaptive sweep reads the same sequence one trial at a time and stops by
 envqa.stats.StopRule. Both are scored against p's true band, never against each other.
 
-The stopping parameters (Wilson level, n_min, n_max) are chosen on a TUNING split of seeds and then scored
-on a disjoint SCORING split: the rule that is scored never saw the scored tasks. Tuning keeps the most
-accurate parameter set whose trial use is <= the budget (40% of fixed n=30's) on the tuning split.
+The stopping parameters (the price of a trial, the prior, n_max; envqa.stats.StopRule is a Bayesian
+sequential decision) are chosen on a TUNING split of seeds and then scored on a disjoint SCORING split:
+the rule that is scored never saw the scored tasks. Tuning keeps the most accurate parameter set whose
+trial use is <= the budget (40% of fixed n=30's) on the tuning split. n_min and batch are the product's.
 
     python benchmarks/adaptive.py [--tasks 3000]
 Last line: {"accuracy": ..., "fixed30_accuracy": ..., "trial_fraction": ..., ...}
@@ -29,7 +30,7 @@ FIXED_N = 30
 BUDGET = 0.40
 TUNING_SEEDS = (101, 102, 103)
 SCORING_SEEDS = (7, 8, 9)  # disjoint from TUNING_SEEDS; never looked at while choosing parameters
-GRID = {"confidence": (0.70, 0.80, 0.90), "n_min": (3, 5), "n_max": (30, 45, 60, 90)}
+GRID = {"trial_cost": (0.0045, 0.005, 0.0055, 0.006), "prior": (0.5, 1.0), "n_max": (45, 60, 90)}
 
 MIXES = {
     # p ~ Uniform(0, 1): no assumption about the task population.
@@ -67,11 +68,11 @@ def score(rule: StopRule, seeds: tuple[int, ...], tasks: int, batch: int) -> dic
             "trial_fraction": round(sum(r["used"] for r in runs) / (total * FIXED_N), 4)}
 
 
-def tune(band: tuple[float, float], tasks: int, batch: int) -> tuple[StopRule, dict]:
+def tune(band: tuple[float, float], tasks: int, batch: int, n_min: int) -> tuple[StopRule, dict]:
     """The most accurate rule within budget on the tuning seeds (ties: fewer trials)."""
     best: tuple[StopRule, dict] | None = None
-    for conf, n_min, n_max in itertools.product(*GRID.values()):
-        rule = StopRule(band=band, confidence=conf, n_min=n_min, n_max=n_max)
+    for values in itertools.product(*GRID.values()):
+        rule = StopRule(band=band, n_min=n_min, batch=batch, **dict(zip(GRID, values)))
         s = score(rule, TUNING_SEEDS, tasks, batch)
         if s["trial_fraction"] > BUDGET:
             continue
@@ -89,19 +90,20 @@ def main() -> None:
     args = parser.parse_args()
     sw = SweepSettings()
     band = (sw.band_low, sw.band_high)
-    defaults = StopRule(band=band, confidence=sw.stop_confidence, n_min=sw.n_min, n_max=sw.n_max)
-    rule, tuned = tune(band, args.tasks, args.batch)
-    print(f"tuned on seeds {TUNING_SEEDS}: confidence={rule.confidence} n_min={rule.n_min} n_max={rule.n_max} "
-          f"batch={args.batch} -> {json.dumps(tuned)}", flush=True)
+    defaults = StopRule(band=band, trial_cost=sw.stop_trial_cost, prior=sw.stop_prior, n_min=sw.n_min,
+                        n_max=sw.n_max, batch=args.batch)
+    rule, tuned = tune(band, args.tasks, args.batch, sw.n_min)
+    chosen = {k: getattr(rule, k) for k in (*GRID, "n_min", "batch")}
+    print(f"tuned on seeds {TUNING_SEEDS}: {json.dumps(chosen)} -> {json.dumps(tuned)}", flush=True)
     scored = score(rule, SCORING_SEEDS, args.tasks, args.batch)
     with_defaults = score(defaults, SCORING_SEEDS, args.tasks, args.batch)
     ok = scored["accuracy"] >= scored["fixed30_accuracy"] and scored["trial_fraction"] <= BUDGET
     print(json.dumps({**scored, "goal_met": ok, "scoring_seeds": list(SCORING_SEEDS),
                       "tuning_seeds": list(TUNING_SEEDS),
-                      "chosen": {"confidence": rule.confidence, "n_min": rule.n_min, "n_max": rule.n_max},
-                      "qa_defaults": {"confidence": defaults.confidence, "n_min": defaults.n_min,
-                                      "n_max": defaults.n_max, **{f"scored_{k}": v for k, v in with_defaults.items()
-                                                                  if k != "fixed30_accuracy"}}}))
+                      "chosen": chosen,
+                      "qa_defaults": {**{k: getattr(defaults, k) for k in chosen},
+                                      **{f"scored_{k}": v for k, v in with_defaults.items()
+                                         if k != "fixed30_accuracy"}}}))
     sys.exit(0 if ok else 1)
 
 

@@ -10,8 +10,11 @@ import getpass
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table
+
+from envqa.models import SpecCheck
 
 
 def cli_approver() -> str:
@@ -21,11 +24,22 @@ def cli_approver() -> str:
         return "cli:unknown"
 
 
+def spec_conflict_lines(proposal: dict) -> list[str]:
+    """The warning a human must see before deciding on a revision that contradicts the task's spec."""
+    check = proposal.get("spec_check") or {}
+    if not check.get("flagged"):
+        return []
+    return ["CONTRADICTS THE SPEC this task was generated from (never auto-approved; you decide):",
+            *(f"  - {r}" for r in SpecCheck.model_validate(check).reasons())]
+
+
 def show_proposal(payload: dict, console: Console) -> None:
     p = payload["proposal"]
     console.rule(f"proposal {p['proposal_id']} for {payload.get('env_name')} (version {payload['version'][:12]})")
     console.print(f"author: {p['author']}   addresses: {', '.join(p['addresses']) or '-'}   "
                   f"request: {(payload.get('request') or {}).get('kind', '-')}", highlight=False)
+    for line in spec_conflict_lines(p):
+        console.print(f"[bold red]{escape(line)}[/]", highlight=False)
     if p.get("rationale"):
         console.print(f"why: {p['rationale']}", highlight=False)
     for effect in p.get("expected_effect") or []:

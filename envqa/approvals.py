@@ -33,6 +33,14 @@ class DecisionOutcome(BaseModel):
     reason: str | None = None
     decided_at: datetime
     already_decided: bool = False
+    spec_conflicts: list[str] = []  # the proposal contradicts the task's spec: what the approver decided on
+
+
+def spec_conflicts(store: Store, proposal_id: str | None) -> list[str]:
+    """Why the proposal is flagged as contradicting its task's spec (issue 13); [] when it is not."""
+    proposal = store.get_proposal(proposal_id) if proposal_id else None
+    check = proposal.spec_check if proposal else None
+    return check.reasons() if check and check.flagged else []
 
 
 def open_store(config: QAConfig) -> Store:
@@ -77,7 +85,8 @@ def decide(config: QAConfig, run_id: str, action: Action, approver: str, reason:
     first = store.get_approval(run_id, pid) if pid else None
     if first is not None:
         return DecisionOutcome(**{k: first[k] for k in ("run_id", "proposal_id", "action", "approver", "reason")},
-                               decided_at=datetime.fromisoformat(first["decided_at"]), already_decided=True)
+                               decided_at=datetime.fromisoformat(first["decided_at"]), already_decided=True,
+                               spec_conflicts=spec_conflicts(store, pid))
     if row["status"] != "awaiting_approval" or pid is None:
         raise InputError(run_id, f"the run is not awaiting approval (status: {row['status']})")
     if action == "edit":  # check the patch now: a refusal (exit 2) must leave no decision behind
@@ -88,7 +97,8 @@ def decide(config: QAConfig, run_id: str, action: Action, approver: str, reason:
                                                 reason=reason or f"edit of {pid}", run_id=run_id)
     stored, inserted = store.record_approval(run_id, pid, action, approver, reason, patch if action == "edit" else None)
     return DecisionOutcome(**{k: stored[k] for k in ("run_id", "proposal_id", "action", "approver", "reason")},
-                           decided_at=datetime.fromisoformat(stored["decided_at"]), already_decided=not inserted)
+                           decided_at=datetime.fromisoformat(stored["decided_at"]), already_decided=not inserted,
+                           spec_conflicts=spec_conflicts(store, pid))
 
 
 def run_config(store: Store, run_id: str, config: QAConfig) -> QAConfig:

@@ -47,6 +47,11 @@ def detach_run(env_dir: Path | None, config: QAConfig, run_id: str, *, resume: b
         raise InputError("--detach", "needs REDIS_URL (or [scheduler] redis_url): workers run detached graphs")
     if mode == "prompt":
         mode = "wait"  # nobody is at a terminal on a worker
+    if not resume:
+        from envqa.agents.generator import is_spec_dir, require_model
+
+        if is_spec_dir(env_dir):  # spec.md only: the worker generates the task first (issue 13)
+            require_model(config, check_key=False)
     config.home.mkdir(parents=True, exist_ok=True)
     store = Store(config.db_path)
     if resume:
@@ -74,7 +79,7 @@ def _age(iso: str | None) -> str:
 
 
 def status_of(config: QAConfig, run_id: str) -> dict:
-    from envqa.approvals import open_store
+    from envqa.approvals import open_store, spec_conflicts
 
     store = open_store(config)
     row = store.get_run(run_id)
@@ -86,7 +91,8 @@ def status_of(config: QAConfig, run_id: str) -> dict:
             "node": loop.get("node"), "iteration": loop.get("iteration") or 0, "version": loop.get("version"), "band_call": loop.get("band_call"),
             "stop_reason": loop.get("stop_reason"), "pending_proposal": loop.get("pending_proposal"),
             "approval_mode": loop.get("approval_mode"), "trials": counts, "created_at": row["created_at"],
-            "finished_at": row["finished_at"]}
+            "finished_at": row["finished_at"],
+            "pending_spec_conflicts": spec_conflicts(store, loop.get("pending_proposal"))}  # issue 13
 
 
 def version_rows(report: dict) -> list[dict]:
@@ -170,6 +176,9 @@ def _decide_and_continue(run_id: str, action: str, reason: str | None, patch: st
         if outcome.already_decided:
             err.print(f"already decided: {outcome.action} by {outcome.approver} at {outcome.decided_at:%Y-%m-%d %H:%M:%S}"
                       " (this decision changed nothing)", highlight=False)
+        if outcome.spec_conflicts and outcome.action != "reject":
+            err.print("[bold red]note:[/] this revision contradicts the task's spec: "
+                      + "; ".join(outcome.spec_conflicts), highlight=False)
         ask = make_ask(err) if (cfg.loop.approval == "prompt" and sys.stdin.isatty()) else None
         result = continue_run(cfg, run_id, detach=not here, quiet=as_json, console=err, ask=ask)
     except EnvQAError as e:
@@ -221,14 +230,16 @@ def register(app: typer.Typer) -> None:
     def runs(as_json: bool = JSON_OPT, limit: int = typer.Option(50, "--limit", min=1),
              config: Optional[Path] = CONFIG_OPT) -> None:
         """Runs in this QA_HOME: id, environment, status, iteration, band call, age."""
-        from envqa.approvals import open_store
+        from envqa.approvals import open_store, spec_conflicts
 
         try:
-            rows = open_store(_cfg(config)).list_runs(limit)
+            store = open_store(_cfg(config))
+            rows = store.list_runs(limit)
         except EnvQAError as e:
             _fail(e)
         if as_json:
-            _out({"runs": rows})
+            _out({"runs": [{**r, "pending_spec_conflicts": spec_conflicts(store, r.get("pending_proposal"))}
+                           for r in rows]})
             return
         table = Table(title="runs", expand=True)
         for col in ("run", "environment", "status", "iteration", "band", "stop / pending", "age"):
@@ -236,7 +247,9 @@ def register(app: typer.Typer) -> None:
         for r in rows:
             table.add_row(r["run_id"], r["env_name"] or "-", r["status"] + (f" ({r['verdict']})" if r["verdict"] else ""),
                           str(r["iteration"] or 0), r["band_call"] or "-",
-                          r["pending_proposal"] or r["stop_reason"] or "-", _age(r["created_at"]))
+                          (r["pending_proposal"] or r["stop_reason"] or "-") + (" (CONTRADICTS THE SPEC)"
+                          if r["pending_proposal"] and spec_conflicts(store, r["pending_proposal"]) else ""),
+                          _age(r["created_at"]))
         Console().print(table)
 
     @app.command()
@@ -294,7 +307,8 @@ def register(app: typer.Typer) -> None:
             Console().print(f"{run_id} ({st['env_name']}): {st['status']}{where}, iteration {st['iteration']}, version "
                             f"{(st['version'] or '-')[:12]}, band {st['band_call'] or '-'}, trials {st['trials']}"
                             + (f"\nstopped: {st['stop_reason']}" if st["stop_reason"] else "")
-                            + (f"\nawaiting approval of {st['pending_proposal']}" if st["pending_proposal"] else ""),
+                            + (f"\nawaiting approval of {st['pending_proposal']}" if st["pending_proposal"] else "")
+                            + "".join(f"\nCONTRADICTS THE SPEC: {c}" for c in st["pending_spec_conflicts"]),
                             highlight=False)
         if follow:
             raise typer.Exit(EXIT.get(st["verdict"] or "", 3) if st["status"] != "failed" else 3)

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 
 def utcnow() -> datetime:
@@ -147,6 +147,39 @@ class GateResult(BaseModel):
         return [c for c in self.checks if not c.passed]
 
 
+class SpecConsistency(BaseModel):
+    """The reviser's own verdict on whether its revision keeps to the spec the task was generated from."""
+
+    verdict: Literal["consistent", "contradicts"] = Field(
+        description="consistent: the revision keeps every requirement of the spec; contradicts: it departs "
+                    "from one (a human then decides)")
+    spec_sentence: str = Field(default="", description="when contradicts: the spec sentence it departs from, quoted")
+    explanation: str = Field(default="", description="one sentence: why")
+
+    @model_validator(mode="after")
+    def _names_the_sentence(self) -> "SpecConsistency":
+        if self.verdict == "contradicts" and not self.spec_sentence.strip():
+            raise ValueError("a 'contradicts' verdict must quote the spec sentence in spec_sentence")
+        return self
+
+
+class SpecCheck(BaseModel):
+    """Issue 13: a revision of a task generated from a spec, checked against that spec. Flagged when the
+    reviser says it contradicts the spec or the deterministic check (probes/spec_consistency.py) finds a
+    requirement or literal of the spec dropped; a flagged proposal waits for a human even in auto mode."""
+
+    flagged: bool
+    model: SpecConsistency | None = None  # the LLM reviser's verdict; None for fixers and human edits
+    conflicts: list[str] = Field(default_factory=list)  # the deterministic check's findings, each naming the spec
+
+    def reasons(self) -> list[str]:
+        out = list(self.conflicts)
+        if self.model is not None and self.model.verdict == "contradicts":
+            out.insert(0, f'the reviser says it contradicts the spec: "{self.model.spec_sentence}"'
+                          + (f" ({self.model.explanation})" if self.model.explanation else ""))
+        return out
+
+
 ProposalStatus = Literal["proposed", "gate_passed", "gate_failed", "dropped", "approved", "rejected", "adopted"]
 
 
@@ -168,6 +201,7 @@ class Proposal(BaseModel):
     gate: GateResult | None = None
     needs_model: list[str] = Field(default_factory=list)
     spend: dict = Field(default_factory=dict)  # the reviser call's Spend (tokens, USD): counts against the budget
+    spec_check: SpecCheck | None = None  # None: the task has no spec (issue 13)
     created_at: datetime = Field(default_factory=utcnow)
 
 

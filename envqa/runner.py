@@ -142,6 +142,7 @@ def execute_run(env_dir: Path, config: QAConfig, run_id: str, *, resume: bool = 
         # executor has shut down (embedded workers stopped), so no worker can start a container after it.
         if backend.connected:
             backend.cleanup({"envqa.run": run_id})
+            backend.cleanup({"envqa.run": f"gen-{run_id}"})  # the generate node's trials (issue 13)
     html = try_write_html_report(config, run_id)  # end of run or approval checkpoint; never fails the run
     report = store.get_run(run_id)
     result = json.loads(report["report_json"]) if report and report["report_json"] else state

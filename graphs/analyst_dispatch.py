@@ -1,8 +1,13 @@
-"""Hand the trials the rules left open to the analyst model, as jobs on its queue, within the budget.
+"""Hand the trials the rules left open to the analyst model, as calls on its queue, within the budget.
+
+Each trial's analysis is one call (envqa/scheduler/calls.py, the same path as the reviser's and the
+generator's calls; its body is agents/analyst.py `label_job`): the model's concurrency limit holds across
+workers, a 429 parks that queue only, transient errors retry with backoff, and a call that gives up leaves
+the trial `unlabeled` with the error class. With no Redis the calls run in-process, one after another.
 
 The run's budget (`[budget]`) covers analyst calls too: solver trials' spend plus what earlier analyst
-jobs cost; once it is reached no new analyst job starts and the remaining trials stay `unlabeled` with
-that reason. The jobs themselves are envqa/scheduler/analyst_job.py.
+calls cost (their results, in the store's `calls` rows, so it holds whichever host ran them); once it is
+reached no new analyst call starts and the remaining trials stay `unlabeled` with that reason.
 """
 
 from __future__ import annotations
@@ -11,12 +16,13 @@ from pathlib import Path
 
 import structlog
 
-from envqa.agents.providers import check_budget
+from envqa.agents.analyst import AnalystJob, analyst_call_id
+from envqa.agents.providers import Spend, check_budget
 from envqa.environment import Environment
 from envqa.graphs.sweep import _spend
 from envqa.models import Finding, TrialLabel, TrialResult
 from envqa.probes.trial_labels import LabelContext, unlabeled
-from envqa.scheduler.analyst_job import AnalystJob, analyst_spend, run_in_process, run_on_queues
+from envqa.scheduler.calls import Call, results_of, run_calls
 
 log = structlog.get_logger(__name__)
 
@@ -30,10 +36,22 @@ def probe_evidence(trial: TrialResult, findings: list[Finding], limit: int = 10)
     return lines[:limit]
 
 
-def budget_reached(config, trials: list[TrialResult]) -> list[str]:
+def analyst_spend(config, store, trials: list[TrialResult]) -> Spend:
+    """What the analyst model's calls on these trials cost so far."""
+    if not config.analyst.model:
+        return Spend()
+    ids = [analyst_call_id(t.trial_id, config.analyst.model) for t in trials]
+    total = Spend()
+    for result in results_of(store, ids):
+        if result.get("spend"):
+            total = total + Spend.model_validate(result["spend"])
+    return total
+
+
+def budget_reached(config, store, trials: list[TrialResult]) -> list[str]:
     """The `[budget]` caps these trials' model spend (solver, hunter, analyst calls) has reached, if any."""
     spent = [t for t in trials if t.artifacts_dir]
-    check = check_budget(config.budget, _spend(spent) + analyst_spend([t.artifacts_dir for t in spent]), len(trials))
+    check = check_budget(config.budget, _spend(spent) + analyst_spend(config, store, trials), len(trials))
     return check.reasons if check.exhausted else []
 
 
@@ -41,7 +59,7 @@ def run_analyst_jobs(deps, run_id: str, env: Environment, trials: list[TrialResu
                      ctx: LabelContext) -> dict[str, TrialLabel]:
     config, store = deps.config, deps.store
     model = config.analyst.model
-    reached = budget_reached(config, ctx.trials)
+    reached = budget_reached(config, store, ctx.trials)
     out: dict[str, TrialLabel] = {}
     if reached:
         reason = "budget reached before the analyst ran: " + "; ".join(reached)
@@ -49,19 +67,23 @@ def run_analyst_jobs(deps, run_id: str, env: Environment, trials: list[TrialResu
             out[t.trial_id] = store.save_label(run_id, unlabeled(t, reason, "budget"), t.env_version, t.model)
         return out
     cfg = config.model_copy(update={"home": Path(config.home).resolve()}).model_dump(mode="json", by_alias=True)
-    jobs = [AnalystJob(run_id=run_id, trial_id=t.trial_id, env_dir=str(Path(env.root).resolve()), model=model,
-                       probe_evidence=probe_evidence(t, ctx.findings), config=cfg) for t in trials]
-    if hasattr(deps.executor, "conn"):
-        late = set(run_on_queues(deps.executor, config, store, jobs))
-    else:
-        run_in_process([j.model_dump(mode="json") for j in jobs])
-        late = set()
-    for t in trials:
-        label = store.label_for_trial(t.trial_id)
-        if t.trial_id in late or label is None:
+    calls = [Call(call_id=analyst_call_id(t.trial_id, model), model=model, func="envqa.agents.analyst.label_job",
+                  args=AnalystJob(run_id=run_id, trial_id=t.trial_id, env_dir=str(Path(env.root).resolve()),
+                                  model=model, probe_evidence=probe_evidence(t, ctx.findings),
+                                  config=cfg).model_dump(mode="json")) for t in trials]
+    rows = run_calls(config, store, deps.executor, calls, deadline_sec=config.analyst.wait_sec)
+    late = 0
+    for t, call in zip(trials, calls):
+        row, label = rows[call.call_id], store.label_for_trial(t.trial_id)
+        if label is None and row["status"] == "failed":  # the analyst could not answer: never a guessed label
+            label = store.save_label(run_id, unlabeled(
+                t, f"the analyst model {model} failed ({row['error_class']}): {(row['error_message'] or '')[:300]}",
+                "analyst-failed"), t.env_version, t.model)
+        elif label is None:
+            late += 1
             label = store.save_label(run_id, unlabeled(
                 t, f"the analyst job on {model}'s queue did not finish within {config.analyst.wait_sec:g}s "
                    f"([analyst] wait_sec)", "analyst-failed"), t.env_version, t.model)
         out[t.trial_id] = label
-    log.info("analyst.done", model=model, trials=len(trials), late=len(late))
+    log.info("analyst.done", model=model, trials=len(trials), late=late)
     return out

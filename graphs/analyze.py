@@ -2,8 +2,8 @@
 
 Deterministic labels come first (probes/trial_labels.py) and are final. With `[analyst] model` set, the
 model trials the rules leave open (a solver's ordinary pass or fail) are labelled by the analyst model,
-each call a job on that model's own queue (agents/analyst_jobs.py). Without one they are stored as
-`unlabeled`, with the reason in `explanation`. The roll-up (graphs/label_rollup.py) goes into
+each call a job on that model's own queue (graphs/analyst_dispatch.py, envqa/scheduler/calls.py). Without
+one they are stored as `unlabeled`, with the reason in `explanation`. The roll-up (graphs/label_rollup.py) goes into
 state["labels"] for decide and the reviser.
 
 `label_trials` is also called at the end of the hunt node (its trials run after this node) and by the

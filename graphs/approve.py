@@ -8,6 +8,9 @@ given at the interrupt is recorded idempotently.
 
 approve -> adopt; reject -> report (the run ends, the reason kept); edit -> the human's patch becomes a
 new proposal on the same parent and goes through the gate again.
+
+`--approval auto` adopts a gated proposal without asking, except one flagged as contradicting the spec
+of a generated task (Proposal.spec_check, issue 13): that one always waits for a human.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import structlog
 from langgraph.types import interrupt
 
 from envqa.graphs.loop_state import versions_of
+from envqa.probes.spec_consistency import check_revision
 
 log = structlog.get_logger(__name__)
 
@@ -30,6 +34,7 @@ def approval_payload(deps, state) -> dict:
         "proposal": proposal.model_dump(mode="json"), "diff": proposal.diff,
         "gate": proposal.gate.model_dump(mode="json") if proposal.gate else None,
         "addresses": proposal.addresses, "expected_effect": proposal.expected_effect,
+        "spec_check": proposal.spec_check.model_dump(mode="json") if proposal.spec_check else None,
         "sweep": state.get("sweep"), "band": (state.get("decision") or {}).get("band"),
         "history": state.get("history", []),
     }
@@ -41,7 +46,7 @@ def approve_node(deps, state) -> dict:
     recorded = deps.store.get_approval(run_id, pid)  # decided already (qa approve, or before a crash)
     if recorded is not None:
         answer = recorded
-    elif mode == "auto":
+    elif mode == "auto" and not _contradicts_spec(deps, pid):
         answer = {"action": "approve", "approver": "auto", "reason": "--approval auto"}
     else:
         answer = interrupt(approval_payload(deps, state))  # raises the first time; the resume value after
@@ -63,10 +68,20 @@ def approve_node(deps, state) -> dict:
     edited = proposal.model_copy(update={
         "proposal_id": f"{pid}-edit", "candidate_version": info.version, "diff": info.patch or decision["patch"],
         "author": f"human:{decision['approver']}", "attempt": proposal.attempt + 1, "status": "proposed",
-        "gate": None, "rationale": f"human edit of {pid}" + (f": {decision['reason']}" if decision["reason"] else "")})
+        "gate": None, "rationale": f"human edit of {pid}" + (f": {decision['reason']}" if decision["reason"] else ""),
+        "spec_check": check_revision(versions_of(deps).path(proposal.parent_version),
+                                     versions_of(deps).path(info.version))})  # the human's own patch, checked anew
     deps.store.save_proposal(edited)
     deps.store.save_proposal(proposal.model_copy(update={"status": "dropped"}))
     return {"approval": decision, "proposal_id": edited.proposal_id, "gate_passed": None, "gate_feedback": None}
+
+
+def _contradicts_spec(deps, proposal_id: str) -> bool:
+    proposal = deps.store.get_proposal(proposal_id)
+    flagged = bool(proposal and proposal.spec_check and proposal.spec_check.flagged)
+    if flagged:
+        log.info("approve.spec_flagged", proposal_id=proposal_id, reasons=proposal.spec_check.reasons())
+    return flagged
 
 
 def route_after_approve(state) -> str:

@@ -2,7 +2,9 @@
 
 No model is needed: static checks, scripted exploit agents under strace, the oracle's end state
 (flakiness, leaked outputs, mutation testing) and egress reruns (envqa.probes). Every trial a probe
-runs is recorded like any other, so the report lists it and a resumed run does not lose it.
+runs is recorded like any other, so the report lists it and a resumed run does not lose it. Each probe is
+a job through the executor (envqa.scheduler.probe_job): on Redis it runs on a worker from the `sandbox`
+queue, with that queue's limits, retries and liveness, exactly like the sweep's trials.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from envqa.agents.trial import ENVIRONMENT_ERRORS
 from envqa.graphs.loop_state import current_env
 from envqa.graphs.hunt_llm import hunt_llm_and_label
 from envqa.models import Outcome, TrialResult
-from envqa.probes.base import ProbeContext, run_probes
+from envqa.probes.base import ProbeContext
+from envqa.scheduler.probe_job import dispatch_probes
 from envqa.store.artifacts import RunLayout
 
 log = structlog.get_logger(__name__)
@@ -28,14 +31,15 @@ def hunt_node(deps, state) -> dict:
     env = current_env(deps, state)
     validation = [TrialResult.model_validate(t) for t in state.get("trials", [])]
 
-    def record(result: TrialResult) -> None:
-        deps.store.record_trial(result)
-        deps.on_event("trial_done", spec=_SpecView(result), result=result)
+    # Each probe is one job through the executor (the sandbox queue on Redis; this process in local mode).
+    findings, lost, coverage, probe_trials = dispatch_probes(deps.executor, deps.store, env, deps.config,
+                                                             state["run_id"], deps.config.probes.enabled, validation)
 
+    # The version's probe context for the LLM hunter's part: it carries the probes' trials and coverage (its
+    # replays are jobs through the executor too, graphs/hunt_llm.py), nothing runs in it here.
     ctx = ProbeContext(env=env, config=deps.config, backend=deps.backend, run_id=state["run_id"],
-                       layout=RunLayout(deps.config.runs_dir, state["run_id"]), validation=validation, record=record,
-                       announce=lambda spec: deps.on_event("trial_start", spec=spec))
-    findings, lost = run_probes(ctx, deps.config.probes.enabled)
+                       layout=RunLayout(deps.config.runs_dir, state["run_id"]), validation=validation,
+                       new_trials=probe_trials, coverage=coverage)
     # The LLM hunter, then a label for every trial of the version (issue 11; graphs/hunt_llm.py).
     llm_findings, hunter_trials, labels = hunt_llm_and_label(deps, state, ctx, env, findings)
     findings += llm_findings
@@ -53,9 +57,3 @@ def hunt_node(deps, state) -> dict:
 def _all_skipped(deps, reason: str) -> list[dict]:
     return [{"probe": name, "status": "skipped", "reason": reason} for name in deps.config.probes.enabled]
 
-
-class _SpecView:
-    """What progress displays read from a spec (`agent`, `index`), for trials a probe started itself."""
-
-    def __init__(self, result: TrialResult):
-        self.agent, self.index, self.trial_id = result.agent, 0, result.trial_id

@@ -2,7 +2,7 @@
 
 `[hunter] trials` hunter trials per version run on `[hunter] model`'s queue through the executor (so
 parking, limits and budget apply as for the sweep). Every pass is replayed from its own commands under
-strace (no model) and labelled: a shortcut the trace proves is a deterministic label; otherwise the
+strace (no model; each replay is a job through the executor, envqa.probes.replay_units) and labelled: a shortcut the trace proves is a deterministic label; otherwise the
 analyst model judges it (graphs/analyze.label_trials). A pass labelled `shortcut` becomes an `llm-exploit`
 finding with the transcript as evidence and is stored as a regression exploit of the environment.
 
@@ -18,10 +18,11 @@ from envqa.agents.trace_view import load_trajectory
 from envqa.environment import Environment
 from envqa.models import Finding, Label, Outcome, Severity, TrialLabel, TrialResult, TrialSpec
 from envqa.probes.base import ProbeContext
-from envqa.probes.regression_exploits import (RegressionExploit, exploits_for_env, replay_exploit, save_exploit,
-                                              transcript_of)
-from envqa.probes.solver_passes import ReplayAgent, solver_commands
+from envqa.probes.regression_exploits import RegressionExploit, exploits_for_env, save_exploit, transcript_of
+from envqa.probes.replay_units import EXPLOIT_REPLAY, SOLVER_REPLAY, exploit_replay_args, solver_replay_args
+from envqa.probes.solver_passes import solver_commands
 from envqa.probes.trial_labels import context_for, strace_shortcut
+from envqa.scheduler.probe_job import dispatch_replays
 
 log = structlog.get_logger(__name__)
 RULE = "llm-exploit"
@@ -34,26 +35,39 @@ def _finding(message: str, evidence: list[str], trial_ids: list[str]) -> Finding
                    location="tests/test.sh", fix=FIX, trial_ids=trial_ids)
 
 
-def replay_stored(ctx: ProbeContext, store, env: Environment) -> list[Finding]:
+def _replays(deps, ctx: ProbeContext, units: list[tuple[str, dict]]) -> list[TrialResult | None]:
+    """Replays as jobs through the executor (envqa.probes.replay_units), all at once; each recorded trial
+    joins the hunt's own (ctx.new_trials), like a probe's. None where a job gave up."""
+    replies = dispatch_replays(deps.executor, deps.store, ctx.env, ctx.config, ctx.run_id, units)
+    for trial, why in replies:
+        if trial is None:
+            log.warning("hunt.replay_lost", reason=why)
+        else:
+            ctx.new_trials.append(trial)
+    return [trial for trial, _why in replies]
+
+
+def replay_stored(deps, ctx: ProbeContext, env: Environment) -> list[Finding]:
     """Stored exploits of this environment (other versions, earlier runs), replayed here; the ones that still
     earn reward. One this very hunt found on this version is not replayed again."""
+    stored = [ex for ex in exploits_for_env(deps.store, env.name)
+              if not (ex.found_in_version == env.version and ex.found_in_run == ctx.run_id)]
+    trials = _replays(deps, ctx, [(EXPLOIT_REPLAY, exploit_replay_args(ex, "hunt-exploit-regression"))
+                                  for ex in stored])
     findings = []
-    for ex in exploits_for_env(store, env.name):
-        if ex.found_in_version == env.version and ex.found_in_run == ctx.run_id:
-            continue
-        passed, trial = replay_exploit(ctx, ex, purpose="hunt-exploit-regression")
-        if passed:
+    for ex, trial in zip(stored, trials):
+        if trial is not None and trial.outcome == Outcome.PASS:
             findings.append(_finding(
                 f"a stored LLM exploit ({ex.exploit_id}, found by {ex.model} in version {ex.found_in_version[:12]}) "
-                f"still earns reward on this version", [f"replay trial {trial.result.trial_id} earned reward "
-                f"{trial.result.reward:g}", f"transcript:\n{ex.transcript}"], [trial.result.trial_id]))
+                f"still earns reward on this version", [f"replay trial {trial.trial_id} earned reward "
+                f"{trial.reward:g}", f"transcript:\n{ex.transcript}"], [trial.trial_id]))
     return findings
 
 
 def run_hunter(deps, state, ctx: ProbeContext, env: Environment) -> tuple[list[Finding], list[TrialResult]]:
     """Hunter trials, their replays and labels; returns (findings, every new trial)."""
     settings = deps.config.hunter
-    findings = replay_stored(ctx, deps.store, env)
+    findings = replay_stored(deps, ctx, env)
     if not settings.model or settings.trials <= 0:
         ctx.skip("llm_hunter", "no [hunter] model configured (--hunter-model): scripted exploits only")
         return findings, []
@@ -62,25 +76,27 @@ def run_hunter(deps, state, ctx: ProbeContext, env: Environment) -> tuple[list[F
         return findings, []
     from envqa.graphs.analyst_dispatch import budget_reached
 
-    reached = budget_reached(deps.config, list(ctx.validation))
+    reached = budget_reached(deps.config, deps.store, list(ctx.validation))
     if reached:
         ctx.skip("llm_hunter", "budget reached, no hunter trial started: " + "; ".join(reached))
         return findings, []
     specs = [TrialSpec(run_id=state["run_id"], env_version=env.version, agent="hunter", model=settings.model,
                        index=i, purpose="hunt-llm") for i in range(settings.trials)]
     results = deps.executor.run(env, specs)
-    replays: list[TrialResult] = []
     label_ctx = context_for(env, list(ctx.validation) + results, [])
-    for i, r in enumerate(results):
-        commands = solver_commands(r) if r.outcome == Outcome.PASS else []
-        if not commands:
+    passes = [(i, r, commands) for i, r in enumerate(results)
+              if (commands := solver_commands(r) if r.outcome == Outcome.PASS else [])]
+    trials = _replays(deps, ctx, [(SOLVER_REPLAY, solver_replay_args(commands, r.trial_id, "hunt-llm-replay", i,
+                                                                     trace=True)) for i, r, commands in passes])
+    replays: list[TrialResult] = []
+    for (_i, r, _commands), trial in zip(passes, trials):
+        if trial is None:
             continue
-        trial = ctx.trial(ReplayAgent(commands, r.trial_id), purpose="hunt-llm-replay", index=i, trace=True)
-        replays.append(trial.result)
-        proven = strace_shortcut(trial.result, label_ctx) if trial.result.outcome == Outcome.PASS else None
+        replays.append(trial)
+        proven = strace_shortcut(trial, label_ctx) if trial.outcome == Outcome.PASS else None
         if proven is not None:
             proven = proven.model_copy(update={"trial_id": r.trial_id, "explanation": (
-                f"replayed without the model as {trial.result.trial_id}: {proven.explanation}")})
+                f"replayed without the model as {trial.trial_id}: {proven.explanation}")})
             deps.store.save_label(state["run_id"], proven, r.env_version, r.model)
     ctx.ran("llm_hunter", f"{len(results)} hunter trial(s) on {settings.model}, {len(replays)} pass(es) replayed")
     return findings, [*results, *replays]

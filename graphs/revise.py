@@ -19,8 +19,9 @@ from envqa.agents.providers import Spend, check_budget
 from envqa.agents.reviser import answer_diff, ask_reviser, build_prompt
 from envqa.environment import load_environment
 from envqa.errors import PatchError
-from envqa.models import Finding, GateCheck, GateResult, Proposal, TrialResult
+from envqa.models import Finding, GateCheck, GateResult, Proposal, SpecConsistency, TrialResult
 from envqa.probes.gate import GateInputs, feedback, run_gate
+from envqa.probes.spec_consistency import check_revision, spec_of
 from envqa.store.versions import VersionStore, make_diff
 
 log = structlog.get_logger(__name__)
@@ -113,10 +114,13 @@ def _model_proposal(deps, vs: VersionStore, state, findings, request, previous: 
     if previous is not None:
         prev_answer = {"addresses": previous.addresses, "rationale": previous.rationale,
                        "expected_effect": previous.expected_effect, "diff": previous.diff}
+        if previous.spec_check and previous.spec_check.model:
+            prev_answer["spec_consistency"] = previous.spec_check.model.model_dump(mode="json")
         failures = previous.gate.failures() if previous.gate else [GateCheck(name="gate", passed=False,
                                                                              detail=state.get("gate_feedback") or "")]
     answer, spend = ask_reviser(deps.config, deps.store, deps.executor, run_id=run_id, model=model, prompt=prompt,
-                                previous=prev_answer, failures=failures, attempt=attempt)
+                                previous=prev_answer, failures=failures, attempt=attempt,
+                                spec=spec_of(vs.path(version)) is not None)
     log.info("reviser.answer", model=model, edits=len(answer.edits), attempt=attempt, spend=spend)
     if not answer.edits:
         return {"proposal_id": None, "revise_note": f"model:{model} proposes no change: {answer.rationale[:300]}"}
@@ -127,12 +131,13 @@ def _model_proposal(deps, vs: VersionStore, state, findings, request, previous: 
         return _refused(deps, state, str(e), f"model:{model}", answer.addresses, attempt, answer.rationale, spend=spend)
     return _propose(deps, vs, state, diff, author=f"model:{model}", addresses=answer.addresses or
                     sorted({f.rule for f in findings}), rationale=answer.rationale, expected=answer.expected_effect,
-                    attempt=attempt, needs_model=[], findings=findings, spend=spend)
+                    attempt=attempt, needs_model=[], findings=findings, spend=spend,
+                    spec_verdict=getattr(answer, "spec_consistency", None))
 
 
 def _propose(deps, vs: VersionStore, state, diff: str, *, author: str, addresses: list[str], rationale: str,
              expected: list[str], attempt: int, needs_model: list[str], findings: list[Finding],
-             spend: dict | None = None) -> dict:
+             spend: dict | None = None, spec_verdict: SpecConsistency | None = None) -> dict:
     run_id, version = state["run_id"], state["version"]
     try:
         info = vs.apply_patch(version, diff, author=author, reason=rationale[:500], run_id=run_id)
@@ -142,9 +147,12 @@ def _propose(deps, vs: VersionStore, state, diff: str, *, author: str, addresses
     proposal = Proposal(proposal_id=_proposal_id(run_id, version, attempt, diff), run_id=run_id,
                         parent_version=version, candidate_version=info.version, diff=diff, addresses=addresses,
                         labels=labels, rationale=rationale, expected_effect=expected, author=author, attempt=attempt,
-                        needs_model=needs_model, spend=spend or {})
+                        needs_model=needs_model, spend=spend or {},
+                        spec_check=check_revision(vs.path(version), vs.path(info.version), spec_verdict))
     deps.store.save_proposal(proposal)
     note = f"{author} proposes {info.version[:12]} for {', '.join(addresses)}"
+    if proposal.spec_check and proposal.spec_check.flagged:
+        note += "; CONTRADICTS THE SPEC: " + "; ".join(proposal.spec_check.reasons())
     if needs_model:
         note += f"; needs a model: {', '.join(needs_model)}"
     return {"proposal_id": proposal.proposal_id, "revise_note": note}
@@ -179,7 +187,7 @@ def gate_node(deps, state) -> dict:
                                            for t in state.get("trials", [])],
                             addresses=proposal.addresses, parent_labels=labels,
                             request_kind=(state.get("request") or {}).get("kind"))
-        proposal.gate = run_gate(deps.config, deps.backend, deps.executor, deps.store, inputs, deps.on_event)
+        proposal.gate = run_gate(deps.config, deps.backend, deps.executor, deps.store, inputs)
     result = proposal.gate or GateResult(passed=False)
     repairs = proposal.attempt - 1
     if result.passed:

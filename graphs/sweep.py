@@ -34,10 +34,10 @@ def sweep_node(deps, state) -> dict:
         return {}
     env = current_env(deps, state)
     check_models(config)
-    rule = StopRule(band=(sw.band_low, sw.band_high), confidence=sw.stop_confidence, n_min=sw.n_min,
-                    n_max=sw.n_max)
     target = sw.n_max if sw.adaptive else sw.trials
     batch = sw.batch if (sw.adaptive or _has_budget(config)) else target
+    rule = StopRule(band=(sw.band_low, sw.band_high), trial_cost=sw.stop_trial_cost, prior=sw.stop_prior,
+                    n_min=sw.n_min, n_max=sw.n_max, batch=batch)
     results: dict[str, list[TrialResult]] = {m: [] for m in models}
     stopped: dict[str, str] = {}
     budget_stop: list[str] = []

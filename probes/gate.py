@@ -4,7 +4,8 @@ Checks, in order (a failed check stops the ones that need what it proves):
   lint       the static rules the proposal addresses no longer fire on the candidate
   build      the candidate's image builds
   oracle     oracle x k passes; nop fails (through the executor, like every trial)
-  rules      every probe rule that fired on the parent is re-run and stays silent (exploits must fail)
+  rules      every probe rule that fired on the parent is re-run and stays silent (exploits must fail); each
+             probe is a job through the executor (envqa.scheduler.probe_job), like the hunt's
   mutants    surviving mutants are now killed (when verifier-accepts-mutant fired on the parent)
   regrade    every legitimate solver pass of the parent, replayed from its trajectory without the model,
              still passes: a patch that breaks correct solutions is stopped here
@@ -13,18 +14,17 @@ Checks, in order (a failed check stops the ones that need what it proves):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
 
 import structlog
 
 from envqa.config import QAConfig
 from envqa.environment import Environment
 from envqa.models import Finding, GateCheck, GateResult, Outcome, TrialResult, TrialSpec
-from envqa.probes.base import ProbeContext, run_probes
-from envqa.probes.solver_passes import ReplayAgent, solver_commands
+from envqa.probes.replay_units import SOLVER_REPLAY, solver_replay_args
+from envqa.probes.solver_passes import solver_commands
 from envqa.probes.static import static_findings
 from envqa.sandbox.base import ImageBuildError, SandboxBackend
-from envqa.store.artifacts import RunLayout
+from envqa.scheduler.probe_job import dispatch_probes, dispatch_replays
 
 log = structlog.get_logger(__name__)
 
@@ -56,8 +56,21 @@ def probe_for(rule: str) -> str | None:
     return "static"
 
 
-def run_gate(config: QAConfig, backend: SandboxBackend, executor, store, inputs: GateInputs,
-             on_event: Callable[..., None] = lambda *a, **k: None) -> GateResult:
+@dataclass
+class _Rerun:
+    """What the gate's probe and replay jobs run against (each one a job through the executor, like the
+    hunt's: envqa.scheduler.probe_job): the candidate, the focused config, the gate's oracle/nop runs."""
+
+    env: Environment
+    config: QAConfig
+    run_id: str
+    validation: list[TrialResult]
+    executor: object
+    store: object
+
+
+def run_gate(config: QAConfig, backend: SandboxBackend, executor, store, inputs: GateInputs) -> GateResult:
+    """Every trial goes through `executor` (progress events come from its own sink)."""
     env, checks = inputs.candidate, []
     fixing = set(inputs.addresses)
     static_rules = {f.rule for f in static_findings(env)}
@@ -89,11 +102,9 @@ def run_gate(config: QAConfig, backend: SandboxBackend, executor, store, inputs:
                             else f"nop did not fail: {_why(nop[0])}", trial_ids=[r.trial_id for r in nop]))
     if bad_oracle:
         return GateResult(passed=False, checks=checks)
-    ctx = ProbeContext(env=env, config=_focused(config, inputs.parent_findings), backend=backend, run_id=inputs.run_id,
-                       layout=RunLayout(config.runs_dir, inputs.run_id), validation=results,
-                       record=store.record_trial, announce=lambda spec: on_event("trial_start", spec=spec))
-    checks += _rules_checks(ctx, inputs)
-    checks.append(_regrade(ctx, inputs))
+    rerun = _Rerun(env, _focused(config, inputs.parent_findings), inputs.run_id, results, executor, store)
+    checks += _rules_checks(rerun, inputs)
+    checks.append(_regrade(rerun, inputs))
     return GateResult(passed=all(c.passed for c in checks), checks=checks)
 
 
@@ -110,15 +121,15 @@ def _focused(config: QAConfig, findings: list[Finding]) -> QAConfig:
     return config.model_copy(update={"probes": probes})
 
 
-def _rules_checks(ctx: ProbeContext, inputs: GateInputs) -> list[GateCheck]:
+def _rules_checks(ctx: _Rerun, inputs: GateInputs) -> list[GateCheck]:
     fired = sorted({f.rule for f in inputs.parent_findings if f.severity != "info"})
     probes = sorted({p for r in fired if (p := probe_for(r))})
     if not probes:
         return [GateCheck(name="rules", passed=True, detail="no probe rule fired on the parent")]
-    before = len(ctx.new_trials)
-    found, lost = run_probes(ctx, probes)
+    found, lost, _coverage, trials = dispatch_probes(ctx.executor, ctx.store, ctx.env, ctx.config, ctx.run_id, probes,
+                                                     ctx.validation)
     again = sorted({f.rule for f in found} & set(fired))
-    ids = [t.trial_id for t in ctx.new_trials[before:]]
+    ids = [t.trial_id for t in trials]
     checks = []
     mutants = "verifier-accepts-mutant" in fired
     other = [r for r in again if r != "verifier-accepts-mutant"]
@@ -136,7 +147,7 @@ def _rules_checks(ctx: ProbeContext, inputs: GateInputs) -> list[GateCheck]:
     return checks
 
 
-def _regrade(ctx: ProbeContext, inputs: GateInputs) -> GateCheck:
+def _regrade(ctx: _Rerun, inputs: GateInputs) -> GateCheck:
     if inputs.request_kind == "too_easy":
         # A "make it harder" revision exists to fail passes that the old tests let through; which of them were
         # correct is what the rerun's sweep (and the human) judge. The oracle check above still has to pass.
@@ -144,23 +155,29 @@ def _regrade(ctx: ProbeContext, inputs: GateInputs) -> GateCheck:
                          detail="not replayed: a too-easy revision is meant to fail some of the parent's passes")
     passes = [t for t in inputs.parent_trials if t.purpose == "sweep" and t.outcome == Outcome.PASS
               and inputs.parent_labels.get(t.trial_id, "legitimate") not in LABEL_SKIP]
-    limit = ctx.config.reviser.gate_replays
-    broken, ids, replayed = [], [], 0
+    chosen: list[tuple[TrialResult, list[str]]] = []
     for source in passes:
-        if replayed >= limit:
+        if len(chosen) >= ctx.config.reviser.gate_replays:
             break
         commands = solver_commands(source)
-        if not commands:
-            continue
-        replayed += 1
-        trial = ctx.trial(ReplayAgent(commands, source.trial_id), purpose="gate-regrade", index=replayed)
-        ids.append(trial.result.trial_id)
-        if trial.result.outcome != Outcome.PASS:
-            broken.append(f"solver pass {source.trial_id} ({source.model}) now {_why(trial.result)}")
-    if not replayed:
+        if commands:
+            chosen.append((source, commands))
+    if not chosen:
         return GateCheck(name="regrade", passed=True, detail="no legitimate solver pass of the parent to replay")
+    # each replay is a job through the executor (envqa.probes.replay_units), all of them at once
+    units = [(SOLVER_REPLAY, solver_replay_args(commands, source.trial_id, "gate-regrade", i))
+             for i, (source, commands) in enumerate(chosen, 1)]
+    broken, ids = [], []
+    for (source, _), (trial, why) in zip(chosen, dispatch_replays(ctx.executor, ctx.store, ctx.env, ctx.config,
+                                                                   ctx.run_id, units)):
+        if trial is None:
+            broken.append(f"solver pass {source.trial_id} ({source.model}) could not be replayed: {why}")
+            continue
+        ids.append(trial.trial_id)
+        if trial.outcome != Outcome.PASS:
+            broken.append(f"solver pass {source.trial_id} ({source.model}) now {_why(trial)}")
     return GateCheck(name="regrade", passed=not broken, trial_ids=ids,
-                     detail="; ".join(broken) if broken else f"{replayed} legitimate solver pass(es) still pass")
+                     detail="; ".join(broken) if broken else f"{len(chosen)} legitimate solver pass(es) still pass")
 
 
 def feedback(result: GateResult) -> str:

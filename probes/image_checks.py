@@ -15,10 +15,11 @@ from pathlib import Path
 
 import structlog
 
+from envqa.adapter_passwords import keys_payload
 from envqa.config import QAConfig
 from envqa.environment import Environment
 from envqa.models import Finding, Label, Severity
-from envqa.probes.shell_parse import SHELLS, parse_script
+from envqa.parsers.shell import SHELLS, parse_script
 from envqa.probes.static import _rel, test_script
 from envqa.sandbox.base import SandboxBackend, SandboxSpec
 
@@ -108,7 +109,7 @@ def test_literals(env: Environment) -> list[str]:
 def verifier_commands(env: Environment) -> dict[str, str]:
     """Programs test.sh runs (after runners such as bash/python3), with the line they are on.
 
-    Commands come from the bash parser (probes/shell_parse.py): redirections and `|| true` are not
+    Commands come from the bash parser (envqa/parsers/shell.py): redirections and `|| true` are not
     programs, `sh -c "…"` strings are looked into, and lines that can never run are left out."""
     script = test_script(env)
     if script is None:
@@ -148,16 +149,20 @@ def image_findings(env: Environment, backend: SandboxBackend, image: str, config
                        labels={"envqa.probe": "image-checks"}, output_limit_bytes=config.sandbox.output_limit_bytes)
     payload = json.dumps({"literals": literals, "commands": sorted(commands)})
     with backend.start(spec) as sandbox:
-        archives = archive_findings(sandbox)
+        archives = archive_findings(sandbox, env.name)
         if not literals and not commands:
             return archives
         res = sandbox.exec(["python3", "-c", SCAN], input=payload.encode(), timeout=180)
     return archives + _scan_findings(res, commands)
 
 
-def archive_findings(sandbox) -> list[Finding]:
-    """encrypted-solution-in-image: judged by name, path and member names, whether or not a password opens it."""
-    res = sandbox.exec(["python3", "-c", FIND_ARCHIVES], timeout=180)
+def archive_findings(sandbox, task: str = "") -> list[Finding]:
+    """encrypted-solution-in-image: judged by name, path and member names, whether or not a password opens it.
+
+    The published adapter passwords (envqa/adapter_passwords.toml) and the task's name are tried on each
+    encrypted hit; the evidence names the one that opened it and where it is published."""
+    keys = json.dumps(keys_payload(task)).encode()
+    res = sandbox.exec(["python3", "-c", FIND_ARCHIVES], input=keys, timeout=180)
     try:
         hits = json.loads(res.stdout.strip().splitlines()[-1])
     except (json.JSONDecodeError, IndexError):
@@ -166,13 +171,18 @@ def archive_findings(sandbox) -> list[Finding]:
     if not hits:
         return []
     evidence = [f"{h['path']}: {h['kind']}" + (f", its path says {h['hint']!r}" if h["hint"] else "")
-                + (f", it holds {', '.join(h['members'])}" if h["members"] else "") for h in hits[:10]]
+                + (f", it holds {', '.join(h['members'])}" if h["members"] else "")
+                + (f"; it opens with the password {h['opened_with']['value']!r}, {h['opened_with']['origin']}"
+                   if h.get("opened_with") else "") for h in hits[:10]]
     encrypted = any(h["encrypted"] for h in hits)
+    opened = next((h["opened_with"] for h in hits if h.get("opened_with")), None)
+    how = (f"it opens with {opened['origin']}" if opened else
+           "a password found, guessed or brute-forced (or none at all) hands over the answers, whether or not ours "
+           "opened it")
     return [Finding(
         rule="encrypted-solution-in-image", label=Label.SHORTCUT, severity=Severity.ERROR,
         message=("an encrypted file" if encrypted else "an archive") + " in the agent's image points at the solution "
-                "or the expected outputs: a password found, guessed or brute-forced (or none at all) hands over the "
-                "answers, whether or not ours opened it",
+                "or the expected outputs: " + how,
         evidence=evidence, location="environment/Dockerfile",
         fix="keep solutions and expected outputs out of the image, encrypted or not: solution/ and tests/ are "
             "uploaded only when they are needed")]

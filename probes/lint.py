@@ -9,23 +9,29 @@ import re
 
 from envqa.environment import Environment
 from envqa.models import Finding, Label, Severity
+from envqa.parsers.dockerfile import instruction_spans
 
-COPY_RE = re.compile(r"^\s*(COPY|ADD)\s+(.*)$", re.IGNORECASE)
 LEAKY = re.compile(r"(^|[\s/])(solution|solve\.sh|solution\.sh|tests?|test\.sh|run-tests\.sh|test_outputs\.py)(/|\s|$)")
 
 
 def lint_structure(env: Environment) -> list[Finding]:
+    """COPY/ADD of solution/ or tests/ into any stage, read through the Dockerfile parser: `--chown` and
+    exec-form sources count, `${ARG}` is substituted, `COPY --from=stage` (a build stage's files) and text in
+    a `RUN <<EOF` heredoc body are not copies."""
     findings: list[Finding] = []
     rel = env.dockerfile.relative_to(env.root).as_posix()
-    for lineno, line in enumerate(env.dockerfile.read_text().splitlines(), start=1):
-        m = COPY_RE.match(line)
-        if not m:
+    lines = env.dockerfile.read_text(errors="replace").split("\n")
+    for span in instruction_spans("\n".join(lines)):
+        if span.keyword not in ("COPY", "ADD"):
             continue
-        args = [a for a in m.group(2).split() if not a.startswith("--")]
-        sources = " ".join(args[:-1])
+        flags, words = span.flags_and_args()
+        if "from" in flags or len(words) < 2:
+            continue
+        sources = " ".join(words[:-1])
         hit = LEAKY.search(" " + sources + " ")
         if not hit:
             continue
+        lineno, line = span.start + 1, lines[span.start]
         what = hit.group(2)
         is_solution = what.startswith("sol")
         findings.append(Finding(

@@ -10,8 +10,8 @@ Rules (ids are stable; each finding carries file:line, why it matters and a fix)
   root-agent (opt-in)             the agent runs as root
   unpinned-base-image (opt-in)    FROM without a tag or with :latest
 
-Shell text (test.sh, every RUN) goes through probes/shell_parse.py (bashlex) and Dockerfiles through
-probes/dockerfile_model.py (dockerfile-parse): commands, not whitespace-split lines, so `|| true`,
+Shell text (test.sh, every RUN) goes through envqa/parsers/shell.py (bashlex) and Dockerfiles through
+envqa/parsers/dockerfile.py (dockerfile-parse): commands, not whitespace-split lines, so `|| true`,
 redirections and continuations are never mistaken for packages, and lines that cannot run are skipped.
 """
 
@@ -25,19 +25,14 @@ import yaml
 from envqa.environment import Environment
 from envqa.models import Finding, Label, Severity
 from envqa.probes.base import ProbeContext, register_probe
-from envqa.probes.dockerfile_model import parse_dockerfile
-from envqa.probes.shell_parse import Command, parse_script
+from envqa.parsers.dockerfile import parse_dockerfile
+from envqa.parsers.pip import pip_args, unpinned_packages
+from envqa.parsers.shell import Command, parse_script
 from envqa.task_config import NetworkMode
 
 REWARD_FILE = re.compile(r"reward\.(txt|json)$")
 SUCCESS = re.compile(r"""^(1|1\.0+|\{\s*"reward"\s*:\s*1(\.0+)?\s*\})$""")
 URL = re.compile(r"^(https?|ftp)://", re.I)
-PIP_VALUE_OPTIONS = {"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url",
-                     "--extra-index-url", "-f", "--find-links", "-t", "--target", "--prefix", "--root", "--src",
-                     "--python-version", "--platform", "--implementation", "--abi", "--trusted-host", "--cache-dir",
-                     "--progress-bar", "--log", "--timeout", "--retries", "--exists-action", "--proxy", "--cert",
-                     "--client-cert", "--upgrade-strategy", "--only-binary", "--no-binary", "-C", "--config-settings",
-                     "--global-option", "--use-feature", "--python", "-p", "--group", "--extra"}
 
 
 def _rel(env: Environment, path: Path) -> str:
@@ -171,41 +166,6 @@ def task_network_cut(env: Environment) -> bool:
     """Whether the task itself (as Harbor runs it) gives its containers no network."""
     wanted = env.config.agent.network_mode or env.config.environment.baseline_network()
     return wanted == NetworkMode.NO_NETWORK
-
-
-def pip_args(cmd: Command) -> list[str] | None:
-    """The arguments after `install` of a pip / python -m pip / uv pip install / uv add command, else None."""
-    w = cmd.words
-    if not w:
-        return None
-    name = cmd.name
-    if re.fullmatch(r"python[\d.]*", name) and w[1:3] == ["-m", "pip"]:
-        w = w[2:]
-        name = "pip"
-    if re.fullmatch(r"pip[\d.]*", name):
-        rest = [x for x in w[1:] if x not in ("--quiet", "-q", "-qq", "--user")]
-        return rest[1:] if rest[:1] == ["install"] else None
-    if name == "uv" and w[1:3] == ["pip", "install"]:
-        return w[3:]
-    if name == "uv" and w[1:2] == ["add"]:
-        return w[2:]
-    return None
-
-
-def unpinned_packages(args: list[str]) -> list[str]:
-    out, skip = [], False
-    for tok in args:
-        if skip:
-            skip = False
-            continue
-        if tok.startswith("-"):
-            skip = tok in PIP_VALUE_OPTIONS  # `-r file`, `-i URL`, ...: the next word is the option's value
-            continue
-        if "/" in tok or tok.startswith((".", "$", "~")) or tok.endswith((".whl", ".tar.gz", ".zip")):
-            continue  # a path, an archive or a variable: nothing to pin here
-        if not re.search(r"(==|===|@)", tok):
-            out.append(tok)
-    return out
 
 
 def pin_rules(env: Environment) -> list[Finding]:

@@ -79,11 +79,12 @@ class PostgresServer:
         self.stop()
         raise InfraError(f"postgres did not answer within {timeout:g}s", "postgres_unavailable")
 
-    def create_database(self, name: str) -> str:
+    def create_database(self, name: str, template: str | None = None) -> str:
+        """A new database; with `template`, a copy of that one (nobody may be connected to it meanwhile)."""
         import psycopg
 
         with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
         return self.url(name)
 
     def stop(self, fast: bool = True) -> None:

@@ -126,3 +126,14 @@ def for_this_host(store, config, env_dir: str, version: str):
     home = Path(os.environ.get("QA_HOME", ".qa")).resolve()
     local = environment_dir(store, version, home / "envs-cache")
     return config.model_copy(update={"home": home}), str(local) if local is not None else env_dir
+
+
+def trial_files_here(store, config, trial):
+    """`trial` (a TrialResult) with an `artifacts_dir` readable on this host. A trial that ran on another host
+    recorded that host's directory: its files come from the store into `config`'s runs dir (pass the config
+    `for_this_host` gave). With SQLite, or when the recorded directory is here, the trial is unchanged."""
+    if not store.shared or (trial.artifacts_dir and Path(trial.artifacts_dir).is_dir()):
+        return trial
+    here = Path(config.runs_dir) / trial.run_id / trial.trial_id
+    fetch_trial_artifacts(store, trial.trial_id, here)
+    return trial.model_copy(update={"artifacts_dir": str(here)})

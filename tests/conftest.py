@@ -110,8 +110,71 @@ def pg_url(pg_server, request):
     return pg_server.create_database(name)
 
 
+class ModuleStore:
+    """The store of a module-scoped fixture's `qa` processes, and each test's own copy of it. A module fixture
+    is set up before the per-test `_store_backend`, so it must name its store itself: SQLite lives in QA_HOME
+    (copying the home copies it); a Postgres database is cloned (CREATE DATABASE ... TEMPLATE)."""
+
+    def __init__(self, server):
+        self.server, self.name = server, f"m_{uuid.uuid4().hex[:12]}"
+        self.url = server.create_database(self.name) if server is not None else None
+
+    def env(self, env: dict) -> dict:
+        """`env` for the module fixture's `qa` processes."""
+        return dict(env, QA_STORE_URL=self.url) if self.url else {k: v for k, v in env.items() if k != "QA_STORE_URL"}
+
+    def branch(self, env: dict, monkeypatch) -> dict:
+        """`env` for one test's processes, on its own copy of the store (this process reads that copy too)."""
+        if self.server is None:
+            return self.env(env)
+        url = self.server.create_database(f"t_{uuid.uuid4().hex[:12]}", template=self.name)
+        monkeypatch.setenv("QA_STORE_URL", url)
+        return dict(env, QA_STORE_URL=url)
+
+
+@pytest.fixture(scope="module")
+def module_store(request) -> ModuleStore:
+    postgres = os.environ.get("QA_TEST_STORE", "sqlite") == "postgres"
+    return ModuleStore(request.getfixturevalue("pg_server") if postgres else None)
+
+
+@pytest.fixture
+def separate_store(request) -> dict:
+    """Environment overrides for a second run in the same test that must have a store of its own: nothing
+    for SQLite (it lives in that run's QA_HOME), a second fresh database on Postgres."""
+    if os.environ.get("QA_TEST_STORE", "sqlite") != "postgres":
+        return {}
+    return {"QA_STORE_URL": request.getfixturevalue("pg_server").create_database(f"t_{uuid.uuid4().hex[:12]}")}
+
+
 @pytest.fixture(autouse=True)
 def _store_backend(request, monkeypatch):
     if os.environ.get("QA_TEST_STORE", "sqlite") != "postgres":
         return
     monkeypatch.setenv("QA_STORE_URL", request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory):
+    """One headless Chromium for the whole session (see qa_testkit.CHROMIUM_ARGS)."""
+    from playwright.sync_api import sync_playwright
+
+    from qa_testkit import CHROMIUM_ARGS
+
+    with sync_playwright() as pw:
+        ctx = pw.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")), executable_path="/usr/bin/chromium", headless=True,
+            args=CHROMIUM_ARGS, viewport={"width": 1280, "height": 900})
+        yield ctx
+        ctx.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A page that records console errors and uncaught exceptions in `page.errors`."""
+    pg = browser.new_page()
+    pg.errors = []
+    pg.on("console", lambda m: pg.errors.append(f"console: {m.text}") if m.type == "error" else None)
+    pg.on("pageerror", lambda e: pg.errors.append(f"pageerror: {e}"))
+    yield pg
+    pg.close()

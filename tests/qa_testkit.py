@@ -21,6 +21,17 @@ def run_qa(args: list[str], env: dict, timeout: float = 600, cwd: Path | None = 
     return subprocess.run([QA, *args], env=env, capture_output=True, text=True, timeout=timeout, cwd=cwd)
 
 
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    """A task directory from {relative path: text}; `.sh` files are made executable."""
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+        if rel.endswith(".sh"):
+            p.chmod(0o755)
+    return root
+
+
 def copy_example(name: str, dest: Path) -> Path:
     target = dest / name
     shutil.copytree(EXAMPLES / name, target)
@@ -80,3 +91,16 @@ def store_rows(home: str | Path, sql: str, args: tuple = ()) -> list[dict]:
             conn.close()
     except sqlite3.OperationalError:  # created, schema not written yet, or busy
         return []
+
+
+# Headless Chromium for the report tests (Debian's /usr/bin/chromium, never a downloaded browser); the
+# `browser` and `page` fixtures are in tests/conftest.py: one browser per session (two sync Playwright
+# sessions in one thread do not work: the second finds the first's event loop running).
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def open_report(page, path: Path) -> None:
+    """Open a report file and wait until its script says it has rendered."""
+    page.goto(path.resolve().as_uri())
+    page.wait_for_selector("html[data-ready='1']", timeout=15000)

@@ -1,10 +1,18 @@
-"""Small Dockerfile editing helpers the fixers share: instructions with their line spans, removal, sources."""
+"""Small Dockerfile editing helpers the fixers share: instructions with their line spans, removal, sources.
+
+Instructions come from the kept parser (envqa/parsers/dockerfile.py, dockerfile-parse underneath), the
+same reading the rules use: a comment inside a `\\` continuation stays inside its instruction, a
+`RUN <<EOF` heredoc ends at its terminator (its body lines are never instructions of their own), `COPY
+--chown=… src dst` and exec-form `COPY ["src", "dst"]` give their real sources, and `${ARG}` in a COPY is
+substituted, so a fixer removes whole instructions and finds the COPY that really installs a file.
+"""
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
+
+from envqa.parsers.dockerfile import Span, instruction_spans
 
 
 @dataclass
@@ -12,40 +20,22 @@ class Instruction:
     start: int  # 0-based index of the first line
     end: int  # exclusive
     keyword: str
-    args: str
+    args: str  # after ARG/ENV substitution (a heredoc RUN: its body)
+    span: Span | None = None
 
     def copy_parts(self) -> tuple[list[str], str] | None:
         """(sources, destination) of a COPY/ADD without --from (a build stage's files are not the task's)."""
-        if self.keyword not in ("COPY", "ADD"):
+        if self.keyword not in ("COPY", "ADD") or self.span is None:
             return None
-        try:
-            words = shlex.split(self.args)
-        except ValueError:
-            return None
-        if any(w.startswith("--from") for w in words):
-            return None
-        words = [w for w in words if not w.startswith("--")]
-        if len(words) < 2:
+        flags, words = self.span.flags_and_args()
+        if "from" in flags or len(words) < 2:
             return None
         return words[:-1], words[-1]
 
 
 def instructions(text: str) -> list[Instruction]:
-    lines = text.splitlines()
-    out, i = [], 0
-    while i < len(lines):
-        line = lines[i]
-        if not line.strip() or line.lstrip().startswith("#"):
-            i += 1
-            continue
-        start, joined = i, line
-        while joined.rstrip().endswith("\\") and i + 1 < len(lines):
-            i += 1
-            joined = joined.rstrip()[:-1] + " " + lines[i].strip()
-        word, _, rest = joined.strip().partition(" ")
-        out.append(Instruction(start=start, end=i + 1, keyword=word.upper(), args=rest.strip()))
-        i += 1
-    return out
+    return [Instruction(start=s.start, end=s.end, keyword=s.keyword, args=s.resolved or s.value, span=s)
+            for s in instruction_spans(text)]
 
 
 def remove(path: Path, drop: list[Instruction], note: str) -> None:

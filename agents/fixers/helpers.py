@@ -15,6 +15,7 @@ from pathlib import Path
 from envqa.agents.fixers import FixContext, register_fixer
 from envqa.agents.fixers.dockerfile import copy_target, instructions, remove, workdir_before
 from envqa.models import Finding
+from envqa.parsers.shell import parse_script
 
 RULES = ("exploit-verifier-helper", "verifier-runs-image-file")
 IMAGE_PATH = re.compile(r"(?:^|\s)(/[\w./+-]+) is in the image|overwrote (/[\w./+-]+)")
@@ -56,6 +57,13 @@ def _plan(ctx: FixContext, findings: list[Finding]):
     return plan, missing
 
 
+def _only_touches(script: str, path: str) -> bool:
+    """A RUN whose every command is a chmod/chown of `path` (its flags and mode aside): it goes with the COPY."""
+    cmds = parse_script(script)
+    return bool(cmds) and all(c.name in ("chmod", "chown") and [w for w in c.words[1:] if not w.startswith("-")][-1:]
+                              == [path] for c in cmds)
+
+
 def precondition(ctx: FixContext, findings: list[Finding]) -> str | None:
     if not ctx.file("tests/test.sh").is_file():
         return "no tests/test.sh (Harbor) to point at the moved helper"
@@ -80,8 +88,7 @@ def fix_helpers(ctx: FixContext, findings: list[Finding]) -> str:
     moved = []
     for path, index, source in plan:
         drop.append(instrs[index])
-        drop += [ins for ins in instrs if ins.keyword == "RUN" and path in ins.args
-                 and not re.sub(r"\bchmod\s+(\S+\s+)?" + re.escape(path), "", ins.args).strip(" &;")]
+        drop += [ins for ins in instrs if ins.keyword == "RUN" and _only_touches(ins.args, path)]
         name = source.name
         dest = ctx.file("tests") / name
         shutil.move(str(source), dest)

@@ -13,10 +13,12 @@ from pathlib import Path
 
 from envqa.agents.fixers import FixContext, register_fixer
 from envqa.models import Finding
+from envqa.parsers.dockerfile import instruction_spans, parse_dockerfile
+from envqa.parsers.pip import pip_args, unpinned_packages
+from envqa.parsers.shell import logical_line_end, parse_script
 
 RULES = ("unpinned-python-dependency",)
 LOC = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+)")
-PIP = re.compile(r"\bpip3?\s+install\s+(.*)")
 
 
 def canonical(name: str) -> str:
@@ -40,24 +42,50 @@ def image_packages(backend, env, config) -> dict[str, str]:
     return out
 
 
-def _targets(ctx: FixContext, findings: list[Finding]) -> list[tuple[Path, int, list[str]]]:
-    """(file, 0-based line, unpinned names) for each finding's location."""
-    from envqa.probes.static import unpinned_packages  # the lint's own reading of pip's arguments
+def _pip_commands(ctx: FixContext, path: Path) -> list[tuple[int, int, list[str]]]:
+    """(first line, end line, unpinned names) of every pip install in a Dockerfile or script, 0-based lines.
 
+    The same reading as the rule (envqa/parsers): `|| true`, redirections, heredoc bodies and `\\`
+    continuations are understood, so a package on a continuation line is found and pinned where it is."""
+    text = path.read_text(errors="replace")
+    lines = text.splitlines()
+    out = []
+    if path.resolve() == ctx.env.dockerfile.resolve():
+        spans = [s for s in instruction_spans(text) if s.keyword == "RUN"]
+        for _stage, cmd in parse_dockerfile(path).run_commands():
+            names = unpinned_packages(pip_args(cmd) or [])
+            span = next((s for s in spans if s.heredoc is None and s.start == cmd.line - 1), None)
+            start = cmd.line - 1
+            out.append((start, span.end if span else logical_line_end(lines, start), names))
+    else:
+        for cmd in parse_script(text):
+            names = unpinned_packages(pip_args(cmd) or [])
+            out.append((cmd.line - 1, logical_line_end(lines, cmd.line - 1), names))
+    return [(s, e, names) for s, e, names in out if names]
+
+
+def _targets(ctx: FixContext, findings: list[Finding]) -> list[tuple[Path, int, int, list[str]]]:
+    """(file, first line, end line, unpinned names) for each finding's location (0-based lines)."""
     out = []
     for f in findings:
         m = LOC.match(f.location or "")
-        if not m:
+        if not m or not ctx.file(m["file"]).is_file():
             continue
         path = ctx.file(m["file"])
-        lines = path.read_text().splitlines() if path.is_file() else []
-        n = int(m["line"]) - 1
-        if not 0 <= n < len(lines):
-            continue
-        pip = PIP.search(lines[n])
-        names = unpinned_packages(re.split(r"&&|\|\||;|\|", pip.group(1))[0].split()) if pip else [lines[n].strip()]
-        out.append((path, n, names))
+        for start, end, names in _pip_commands(ctx, path):
+            if start == int(m["line"]) - 1 and (path, start, end, names) not in out:
+                out.append((path, start, end, names))
     return out
+
+
+def _pin_in(lines: list[str], start: int, end: int, name: str, pin: str) -> bool:
+    """Replace the first written `name` between lines start..end by `pin`; False when it is not written there."""
+    pattern = re.compile(rf"(?<![\w.$-]){re.escape(name)}(?![\w.=-])")
+    for i in range(start, end):
+        if pattern.search(lines[i]):
+            lines[i] = pattern.sub(pin, lines[i], count=1)
+            return True
+    return False
 
 
 def precondition(ctx: FixContext, findings: list[Finding]) -> str | None:
@@ -65,9 +93,14 @@ def precondition(ctx: FixContext, findings: list[Finding]) -> str | None:
         return "no image to read the installed versions from"
     targets = _targets(ctx, findings)
     if not targets:
-        return "the findings name no file:line to pin"
+        return "the findings name no file:line with a pip install to pin"
+    for path, start, end, names in targets:
+        lines = path.read_text(errors="replace").splitlines()
+        hidden = [n for n in names if not _pin_in(list(lines), start, end, n, n)]
+        if hidden:
+            return f"{', '.join(hidden)} is not written at {path.name}:{start + 1} (a variable?): nothing to pin in place"
     have = ctx.image_packages()
-    missing = sorted({n for _p, _n, names in targets for n in names if canonical(re.split(r"[<>=!~\[]", n)[0]) not in have})
+    missing = sorted({n for *_span, names in targets for n in names if canonical(re.split(r"[<>=!~\[]", n)[0]) not in have})
     return f"the image has no installed version of {', '.join(missing)}" if missing else None
 
 
@@ -76,14 +109,12 @@ def precondition(ctx: FixContext, findings: list[Finding]) -> str | None:
 def fix_pins(ctx: FixContext, findings: list[Finding]) -> str:
     have = ctx.image_packages()
     pinned = []
-    for path, n, names in _targets(ctx, findings):
+    for path, start, end, names in _targets(ctx, findings):
         lines = path.read_text().splitlines()
-        line = lines[n]
         for name in names:
             base = re.split(r"[<>=!~\[]", name)[0]
             pin = f"{base}=={have[canonical(base)]}"
-            line = re.sub(rf"(?<![\w.-]){re.escape(name)}(?![\w.=-])", pin, line, count=1)
-            pinned.append(pin)
-        lines[n] = line
+            if _pin_in(lines, start, end, name, pin):
+                pinned.append(pin)
         path.write_text("\n".join(lines) + "\n")
     return f"pinned {', '.join(pinned)} to the versions the current image has"

@@ -218,7 +218,8 @@ def build_view(report: dict, run_dir: Path, extras: dict | None = None) -> tuple
         if p:
             v.setdefault("gate", p.get("gate"))
             v.setdefault("proposal", {k: p.get(k) for k in ("proposal_id", "status", "rationale", "addresses",
-                                                            "expected_effect", "attempt", "author")})
+                                                            "expected_effect", "attempt", "author",
+                                                            "spec_check")})
             v["patch"] = v.get("patch") or p.get("diff")
     adopted = {v.get("version") for v in versions}
     env = report.get("environment") or {}

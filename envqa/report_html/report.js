@@ -184,11 +184,19 @@
       h("table", null, (gate.checks || []).map((c) => h("tr", null, h("td", null, badge(c.passed ? "pass" : "fail", c.passed ? "g-pass" : "g-fail")),
         h("td", null, c.name), h("td", null, c.detail || ""), h("td", null, (c.trial_ids || []).map((id, i) => [i ? ", " : "", trialLink(id)]))))));
   }
+  function specCheckView(check) {  // issue 13: a revision that contradicts the task's spec
+    if (!check || !check.flagged) return null;
+    const reasons = (check.conflicts || []).slice();
+    if (check.model && check.model.verdict === "contradicts") reasons.unshift("the reviser says it contradicts the spec: \"" + check.model.spec_sentence + "\"");
+    return h("div", { class: "spec-conflict finding sev-error" }, h("b", null, "Contradicts the spec this task was generated from (never auto-approved)"),
+      h("ul", null, reasons.map((r) => h("li", null, r))));
+  }
   function revision(v, p) {
     return h("div", { class: "revision", "data-version": v ? v.version : p.candidate_version || "", "data-proposal": v ? (v.proposal || {}).proposal_id || v.proposal_id : p.proposal_id },
       h("h3", null, v ? versionName(v) + " ← " + short(v.parent) : "proposal " + (p.proposal_id || "") + " (" + (p.status || "") + ")"),
       kvBox(v ? { author: v.author, reason: v.reason, created: v.created_at, status: (v.proposal || {}).status, addresses: ((v.proposal || {}).addresses || []).join(", "), rationale: (v.proposal || {}).rationale }
         : { author: p.author, attempt: p.attempt, addresses: (p.addresses || []).join(", "), rationale: p.rationale }),
+      specCheckView(v ? (v.proposal || {}).spec_check : p.spec_check),
       h("h3", null, "approval"), (v && v.approval) ? kvBox(v.approval) : h("div", { class: "muted" }, v ? "no approval recorded" : "not adopted"),
       gateView(v ? v.gate : p.gate), h("h3", null, "diff"), diffView((v ? v.patch : p.diff) || "(empty)"));
   }

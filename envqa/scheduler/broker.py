@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 import uuid
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from redis import Redis
 
 from envqa.scheduler.queues import Keys
@@ -66,7 +66,9 @@ if not id then return false end
 redis.call('ZADD', 'envqa:leases:' .. best, now + lease_ms, id .. '|' .. ARGV[3])
 local ck = 'envqa:job:' .. id
 local n = redis.call('HINCRBY', ck, 'executions', 1)
-return {best, id, n, redis.call('HGET', ck, 'failures') or '0', redis.call('HGET', ck, 'parks') or '0'}
+-- rq's job hash comes along: the worker builds the job from it instead of a second round trip
+return {best, id, n, redis.call('HGET', ck, 'failures') or '0', redis.call('HGET', ck, 'parks') or '0',
+        redis.call('HGETALL', '__RQ_JOB__' .. id)}
 """
 
 RENEW = """
@@ -119,6 +121,7 @@ class Claim(BaseModel):
     executions: int
     failures: int
     parks: int
+    job_hash: dict[bytes, bytes] | None = Field(default=None, exclude=True, repr=False)  # rq's, at claim time
 
     @property
     def member(self) -> str:
@@ -145,9 +148,10 @@ class Broker:
         got = self._claim(args=[now_ms(), self.lease_ms, token, default_limit, *queues])
         if not got:
             return None
-        q, job_id, n, failures, parks = (x.decode() if isinstance(x, bytes) else x for x in got)
+        q, job_id, n, failures, parks = (x.decode() if isinstance(x, bytes) else x for x in got[:5])
+        flat = got[5] if len(got) > 5 else []
         return Claim(queue=q, job_id=job_id, token=token, executions=int(n), failures=int(failures),
-                     parks=int(parks))
+                     parks=int(parks), job_hash=dict(zip(flat[::2], flat[1::2])) or None)
 
     def renew(self, claim: Claim) -> bool:
         """Extend the lease; False when it is gone (expired and reclaimed: stop treating the slot as ours)."""

@@ -23,6 +23,9 @@ EventSink = Callable[..., None]
 class Executor(Protocol):
     def run(self, env: Environment, specs: list[TrialSpec]) -> list[TrialResult]: ...
 
+    def run_probe_jobs(self, jobs: list) -> list:
+        """Probes as jobs (envqa.scheduler.probe_job): list[ProbeJob] -> list[ProbeOutcome], in order."""
+
 
 class LocalExecutor:
     def __init__(self, backend: SandboxBackend, config: QAConfig, store: Store, on_event: EventSink | None = None):
@@ -42,3 +45,8 @@ class LocalExecutor:
             self.on_event("trial_done", spec=spec, result=done)
             results.append(done)
         return results
+
+    def run_probe_jobs(self, jobs: list) -> list:
+        from envqa.scheduler.probe_job import run_in_process
+
+        return [run_in_process(job, self.backend, self.store, self.on_event) for job in jobs]

@@ -105,6 +105,42 @@ class RQExecutor:
                 last_reconcile = time.monotonic()
             time.sleep(self.poll_sec)
 
+    def run_probe_jobs(self, jobs: list) -> list:
+        """Probes as jobs on the `sandbox` queue (envqa.scheduler.probe_job): enqueue each unless its answer
+        is stored, follow the store's `calls` rows (reconciling, watching for stalls like trials), then bring
+        the probes' trial files here and announce their results."""
+        from envqa.scheduler.calls import enqueue_and_follow
+        from envqa.scheduler.probe_job import TrialView, outcome_of, probe_envelope
+        from envqa.scheduler.queues import SANDBOX_QUEUE
+
+        broker = Broker(self.conn, self.config.scheduler.lease_ttl_sec)
+        if self.store.shared:
+            for env_dir, version in {(j.env_dir, j.env_version) for j in jobs}:
+                publish_environment(self.store, env_dir, version)
+        last_check = time.monotonic()
+
+        def liveness() -> None:
+            nonlocal last_check
+            if self.watchdog is not None:
+                self.watchdog()
+            if time.monotonic() - last_check > STALL_CHECK_SEC:
+                self._check_stall(broker, {SANDBOX_QUEUE})
+                last_check = time.monotonic()
+
+        rows = enqueue_and_follow(self.store, self.conn, {j.job_id: probe_envelope(j, self.config) for j in jobs},
+                                  self.config.scheduler, reconcile_sec=self.reconcile_every_sec,
+                                  poll_sec=self.poll_sec, tick=liveness)
+        outcomes = [outcome_of(job, rows[job.job_id]) for job in jobs]
+        for job, outcome in zip(jobs, outcomes):
+            for trial_id in outcome.trial_ids:
+                result = self.store.get_trial(trial_id)
+                if result is not None:
+                    view = TrialView(result)
+                    self._materialize(view)
+                    self.on_event("trial_start", spec=view)
+                    self.on_event("trial_done", spec=view, result=result)
+        return outcomes
+
     def _materialize(self, spec: TrialSpec) -> None:
         """A trial that ran on another host: its files, from the store, under this host's runs dir."""
         if self.store.shared:

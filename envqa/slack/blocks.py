@@ -69,6 +69,14 @@ def gate_lines(gate: dict | None) -> str:
     return "\n".join([head, *checks])
 
 
+def spec_conflict_text(proposal: dict) -> str:
+    """Issue 13: the warning on a revision that contradicts the spec its task was generated from."""
+    from envqa.approval_prompt import spec_conflict_lines
+
+    lines = spec_conflict_lines(proposal)
+    return (":warning: *" + lines[0] + "*\n" + "\n".join(lines[1:])) if lines else ""
+
+
 def diff_excerpt(diff: str) -> str:
     lines = diff.splitlines()
     shown = "\n".join(lines[:DIFF_EXCERPT_LINES])
@@ -91,6 +99,11 @@ def approval_message(payload: dict, report_base_url: str | None) -> dict:
         _section(facts),
         _section("*Findings addressed*\n" + findings_lines(proposal, payload.get("findings"))),
     ]
+    conflicts = spec_conflict_text(proposal)
+    if conflicts:
+        header += " (contradicts its spec)"
+        blocks[0] = {"type": "header", "text": {"type": "plain_text", "text": _cut(header, 150)}}
+        blocks.insert(1, _section(conflicts))
     if proposal.get("rationale") or proposal.get("expected_effect"):
         effect = "\n".join(f"• {e}" for e in proposal.get("expected_effect") or [])
         blocks.append(_section(f"*Why* {proposal.get('rationale', '')}\n{effect}".strip()))

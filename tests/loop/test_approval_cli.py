@@ -27,7 +27,7 @@ def _config_text() -> str:
 
 
 @pytest.fixture(scope="module")
-def waiting(tmp_path_factory):
+def waiting(tmp_path_factory, module_store):
     """A reward-tamper run stopped at its approval checkpoint: (QA_HOME template, the exit-4 report, env dir)."""
     import os
 
@@ -37,7 +37,7 @@ def waiting(tmp_path_factory):
     cwd = base / "cwd"
     cwd.mkdir()
     (cwd / "qa.toml").write_text(_config_text())
-    env = dict(os.environ, QA_HOME=str(base / "qa-home"))
+    env = module_store.env(dict(os.environ, QA_HOME=str(base / "qa-home")))
     env.pop("REDIS_URL", None)
     before = tree_digest(env_dir)
     report = qa_json(["run", str(env_dir), "--approval", "wait", "--run-id", RUN_ID], env, cwd, code=4)
@@ -46,13 +46,13 @@ def waiting(tmp_path_factory):
 
 
 @pytest.fixture
-def branch(waiting, tmp_path):
-    """This test's own copy of the waiting run's state; returns (env, cwd)."""
+def branch(waiting, tmp_path, module_store, monkeypatch):
+    """This test's own copy of the waiting run's state (its QA_HOME and its store); returns (env, cwd)."""
     import os
 
     home = tmp_path / "qa-home"
     shutil.copytree(waiting["home"], home)
-    env = dict(os.environ, QA_HOME=str(home))
+    env = module_store.branch(dict(os.environ, QA_HOME=str(home)), monkeypatch)
     env.pop("REDIS_URL", None)
     return env, waiting["cwd"]
 

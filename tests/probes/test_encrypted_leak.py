@@ -47,3 +47,31 @@ def test_a_real_password_keeps_the_answer_sealed(probe_ctx, tmp_path):
     ctx = probe_ctx(_vault(tmp_path, "k7#Qz!v9-not-obvious"), run_id="encrypted-sealed",
                     exploits=["exploit-leaked-answers"])
     assert exploits_probe(ctx) == [] and ctx.new_trials == []  # the rehearsal found nothing to act on
+
+
+def test_a_published_adapter_password_opens_the_example_and_the_finding_names_its_source(docker_backend, qa_config):
+    """examples/adapter-default-password: a Fernet token keyed the way TheAgentCompany keys its evaluators."""
+    from envqa.environment import load_environment
+    from envqa.probes.image_checks import image_findings
+
+    from .conftest import EXAMPLES
+
+    env = load_environment(EXAMPLES / "adapter-default-password")
+    tag, _built = docker_backend.ensure_image(env)
+    [f] = [f for f in image_findings(env, docker_backend, tag, qa_config) if f.rule == "encrypted-solution-in-image"]
+    [ev] = f.evidence
+    assert ev.startswith("/opt/task/solution.sh.enc: fernet-encrypted")
+    assert "opens with the password 'theagentcompany is all you need'" in ev
+    assert "harbor-framework/harbor adapters/theagentcompany/README.md" in ev and "TheAgentCompany" in f.message
+
+
+@needs_openssl
+def test_the_leaked_answers_exploit_tries_the_published_passwords_and_says_whose(probe_ctx, tmp_path):
+    from envqa.probes.exploits import exploits_probe
+
+    ctx = probe_ctx(_vault(tmp_path, "theagentcompany is all you need"), run_id="encrypted-adapter",
+                    exploits=["exploit-leaked-answers"])
+    [f] = exploits_probe(ctx)
+    transcript = next(line for line in f.evidence if line.startswith("transcript:"))
+    assert ("decrypted /opt/data/out.txt.enc with password 'theagentcompany is all you need' "
+            "(the public default of TheAgentCompany (harbor-framework/harbor") in transcript

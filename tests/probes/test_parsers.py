@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from envqa.environment import load_environment
-from envqa.probes.dockerfile_model import parse_dockerfile
+from envqa.parsers.dockerfile import parse_dockerfile
 from envqa.probes.image_checks import verifier_commands
-from envqa.probes.shell_parse import parse_script
+from envqa.parsers.shell import parse_script
 from envqa.probes.static import static_findings
 
 from .conftest import write_env

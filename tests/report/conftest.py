@@ -1,6 +1,6 @@
 """Fixtures for the HTML report tests: real `qa run`s of two examples against the fake provider (a
-two-model sweep of clean-wordfreq; the loop on reward-tamper, which ends with two versions), and headless
-Chromium (Debian's /usr/bin/chromium, never a downloaded browser)."""
+two-model sweep of clean-wordfreq; the loop on reward-tamper, which ends with two versions). The headless
+Chromium fixtures (`browser`, `page`) are the suite's, in tests/conftest.py."""
 
 from __future__ import annotations
 
@@ -17,8 +17,6 @@ from envqa.fakes.script import Script
 KEY = "sk-ant-test-Rp4Wq8Zt2Lx6Nc9Vb3Mk7Hd5"
 # Long on purpose: the terminal tables must show it whole at 80 columns.
 LONG_MODEL = "good-solver-with-a-rather-long-model-name-2026"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 NO_LOOP = "[loop]\nmax_iterations = 0\n"  # these runs check one version as loaded; the loop is not under test
 WORDFREQ = ("#!/usr/bin/env python3\nimport re, sys\nfrom collections import Counter\n"
             "counts = Counter(w.lower() for w in re.findall(r'[A-Za-z]+', sys.stdin.read()))\n"
@@ -139,34 +137,6 @@ def loop_run(qa_env_session, tmp_path_factory):
 
 def run_dir(env: dict, run_id: str) -> Path:
     return Path(env["QA_HOME"]) / "runs" / run_id
-
-
-@pytest.fixture(scope="session")
-def browser(tmp_path_factory):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        ctx = pw.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path="/usr/bin/chromium", headless=True,
-            args=CHROMIUM_ARGS, viewport={"width": 1280, "height": 900})
-        yield ctx
-        ctx.close()
-
-
-@pytest.fixture
-def page(browser):
-    """A page that records console errors and uncaught exceptions in `page.errors`."""
-    pg = browser.new_page()
-    pg.errors = []
-    pg.on("console", lambda m: pg.errors.append(f"console: {m.text}") if m.type == "error" else None)
-    pg.on("pageerror", lambda e: pg.errors.append(f"pageerror: {e}"))
-    yield pg
-    pg.close()
-
-
-def open_report(page, path: Path) -> None:
-    page.goto(path.resolve().as_uri())
-    page.wait_for_selector("html[data-ready='1']", timeout=15000)
 
 
 @pytest.fixture(scope="session")

@@ -6,9 +6,9 @@ import json
 import re
 
 import pytest
-from qa_testkit import run_qa
+from qa_testkit import open_report, run_qa
 
-from .conftest import LONG_MODEL, artifacts_dir, open_report, run_dir
+from .conftest import LONG_MODEL, artifacts_dir, run_dir
 
 
 def report_of(env: dict, run_id: str) -> dict:

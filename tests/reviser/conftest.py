@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qa_testkit import write_files
 from tests.providers.conftest import GOOD_KEY, fake_provider, provider_env  # noqa: F401  (fixtures)
 
 TASK = {
@@ -18,10 +19,4 @@ TASK = {
 
 
 def write_task(root: Path, **changes: str) -> Path:
-    for rel, text in {**TASK, **{k.replace("__", "/").replace("_", "."): v for k, v in changes.items()}}.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-        if rel.endswith(".sh"):
-            p.chmod(0o755)
-    return root
+    return write_files(root, {**TASK, **{k.replace("__", "/").replace("_", "."): v for k, v in changes.items()}})

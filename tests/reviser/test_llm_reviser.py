@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import os
 import threading
+from contextlib import ExitStack
+
+import pytest
 
 from envqa.models import Finding, Label, Outcome, Severity, TrialResult
 from envqa.scheduler.queues import Keys
 from envqa.store.db import Store
 from envqa.store.versions import VersionStore
-from qa_testkit import wait_for
+from envqa.scheduler.embedded import RedisServer, WorkerPool
+from qa_testkit import store_rows, wait_for
 from tests.reviser.conftest import TASK, write_task
 from tests.reviser.kit import fast_config, run_deps
 
@@ -81,13 +87,32 @@ def test_an_edit_outside_the_task_is_refused(fake_provider, provider_env, tmp_pa
     assert not list(tmp_path.rglob("escape.txt"))
 
 
-def test_the_regrade_catches_a_patch_that_breaks_a_legitimate_solver_pass(tmp_path, docker_backend):
-    """The solver wrote `hello\\n` (correct by the instruction); a patch demanding exact bytes breaks it."""
+@pytest.mark.parametrize("mode", ["local", "redis"])
+def test_the_regrade_catches_a_patch_that_breaks_a_legitimate_solver_pass(tmp_path, docker_backend, mode):
+    """The solver wrote `hello\\n` (correct by the instruction); a patch demanding exact bytes breaks it.
+    The replay is a job through the executor: in this process in local mode, on a worker process from the
+    sandbox queue in Redis mode, with the same verdict."""
+    with ExitStack() as stack:
+        extra = {}
+        if mode == "redis":
+            server = RedisServer(tmp_path / "redis").start()
+            stack.callback(server.cleanup)
+            pool = WorkerPool(server.url, 1, "sandbox", log_dir=tmp_path / "worker-logs").start()
+            stack.callback(pool.stop)
+            extra = {"scheduler.mode": "redis", "scheduler.redis_url": server.url}
+        config = fast_config(tmp_path / "home", **extra)
+        _regrade_breaks_a_solver_pass(tmp_path, config)
+        [replay] = [json.loads(r["result_json"]) for r in store_rows(
+            config.home, "SELECT result_json FROM calls WHERE call_id LIKE 'probe-solver-replay-%'")]
+        pid = int(replay["executed_by"].rsplit(":", 1)[1])
+        assert pid == os.getpid() if mode == "local" else pid in {p.pid for p in pool.procs}, (mode, replay)
+
+
+def _regrade_breaks_a_solver_pass(tmp_path, config) -> None:
     from envqa.agents.trajectory import AgentInfo, AtifToolCall, Step, Trajectory
     from envqa.graphs.revise import gate_node
     from envqa.models import Proposal
 
-    config = fast_config(tmp_path / "home")
     task = write_task(tmp_path / "task")
     art = tmp_path / "solver-trial"
     (art / "agent").mkdir(parents=True)

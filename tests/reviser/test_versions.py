@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +93,22 @@ def test_a_reviser_model_without_its_key_fails_fast(qa_env, tmp_path):
     out = subprocess.run(qa + ["run", str(EXAMPLES / "always-pass"), "--reviser-model", "anthropic/claude-x", "--json"],
                          env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "ANTHROPIC_API_KEY" in out.stderr, out.stderr[-500:]
+
+
+def test_a_patch_applies_when_qa_home_is_relative_inside_the_users_git_checkout(qa_config, tmp_path, monkeypatch):
+    """QA_HOME defaults to the relative `.qa` in the user's checkout (git-ignored there): `git apply` runs in a
+    temp tree inside that repository, and the patched version must hold the change, the checkout nothing."""
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    subprocess.run(["git", "init", "-q", str(checkout)], check=True)
+    (checkout / ".gitignore").write_text(".qa/\n")
+    task = write_task(checkout / "task")
+    monkeypatch.chdir(checkout)
+    config = qa_config.model_copy(update={"home": Path(".qa")})
+    config.home.mkdir()
+    versions = VersionStore(config, Store(config.db_path))
+    v0 = versions.snapshot(task, run_id="r1")
+    v1 = versions.apply_patch(v0.version, CLARIFY, author="human:ann", reason="clarify", run_id="r1")
+    assert v1.version != v0.version
+    assert "exactly `hello`" in (versions.path(v1.version) / "instruction.md").read_text()
+    assert not (checkout / "instruction.md").exists()  # nothing was written at the repository's root

@@ -51,6 +51,9 @@ def test_a_job_claimed_by_the_broker_runs_through_the_adapters_bookkeeping(redis
         for job_id in (ok.id, bad.id):  # the claim script pops rq's own list and checks rq's job hash
             claim = broker.claim(["m/a"], default_limit=2)
             assert claim is not None and claim.job_id == job_id
+            # the claim carries rq's job hash: the worker builds the job from it, no second round trip
+            built = rq_adapter.job_from_hash(claim.job_id, claim.job_hash, redis_conn)
+            assert (built.id, built.func_name, built.origin) == (job_id, "os.getpid", "m/a")
         assert broker.claim(["m/a"], default_limit=2) is None
         queue = Queue("m/a", connection=redis_conn)
         job = Job.fetch(ok.id, connection=redis_conn)

@@ -325,3 +325,11 @@ def _parse_whole(text: str, source_lines: list[str], line_offset: int = 0) -> tu
             for c in body:
                 c.reachable = False
     return walker.commands, cont
+
+
+def logical_line_end(lines: list[str], n: int) -> int:
+    """End (exclusive, 0-based) of the logical line that starts at line `n`: `\\` continuations included."""
+    end = n + 1
+    while end < len(lines) and lines[end - 1].rstrip().endswith("\\"):
+        end += 1
+    return end

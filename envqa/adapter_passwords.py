@@ -1,0 +1,56 @@
+"""Published default passwords of benchmark adapters (data: adapter_passwords.toml, next to this module).
+
+Why a data file: each password carries where it is published, so a finding that opens an encrypted solution
+with one can say "the public default of TheAgentCompany (harbor-framework/harbor adapters/...)" instead of
+"we guessed". Both the image check (probes/image_checks.py) and the leaked-answers exploit
+(agents/exploits.py) read this one list; neither keeps its own copy.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+DATA = Path(__file__).with_name("adapter_passwords.toml")
+GUESS = "an obvious guess"
+
+
+class AdapterPassword(BaseModel):
+    value: str
+    adapter: str = ""
+    source: str = ""                      # repository + path where the password is published
+    schemes: list[str] = Field(default_factory=list)
+    why: str = GUESS                      # what to call it when nobody publishes it
+
+    @property
+    def origin(self) -> str:
+        """How a finding names it: whose public default, and where that is written down."""
+        return f"the public default of {self.adapter} ({self.source})" if self.source else self.why
+
+
+class PasswordList(BaseModel):
+    password: list[AdapterPassword] = Field(default_factory=list)
+    guesses: list[str] = Field(default_factory=list)
+
+
+@lru_cache(maxsize=1)
+def _load() -> PasswordList:
+    return PasswordList.model_validate(tomllib.loads(DATA.read_text()))
+
+
+def known_passwords(task: str = "") -> list[AdapterPassword]:
+    """Published defaults first, then the obvious guesses (and the task's name): the order they are tried in."""
+    data = _load()
+    out = list(data.password) + [AdapterPassword(value=g) for g in data.guesses]
+    if task:
+        out.append(AdapterPassword(value=task, why="the task's name"))
+    seen: set[str] = set()
+    return [p for p in out if p.value and not (p.value in seen or seen.add(p.value))]
+
+
+def keys_payload(task: str = "") -> list[dict]:
+    """The list as the in-sandbox scripts take it (JSON): value and origin only."""
+    return [{"value": p.value, "origin": p.origin} for p in known_passwords(task)]
