@@ -23,7 +23,7 @@ from envqa.config import QAConfig
 from envqa.errors import InputError, PatchError
 from envqa.prompts.render import render
 from envqa.scheduler.calls import run_call
-from envqa.store.versions import task_path_allowed
+from envqa.store.versions import confined_task_path
 
 TEMPLATES = Path(__file__).parent / "generator_templates"
 MAX_SEED_CHARS = 8_000
@@ -87,8 +87,8 @@ def confined_paths(answer: GeneratedTask) -> list[str]:
     """The answer's paths, normalised; PatchError naming every path outside the task's files."""
     paths, bad = [], []
     for f in answer.files:
-        rel = f.path[2:] if f.path.startswith("./") else f.path
-        (paths if rel and "\\" not in rel and task_path_allowed(rel) else bad).append(rel or f.path)
+        rel = confined_task_path(f.path)
+        (paths if rel else bad).append(rel or f.path)
     if bad:
         raise PatchError("generated file set", f"paths outside the task directory refused: {', '.join(bad)} "
                          "(allowed: instruction.md, task.toml, environment/, tests/, solution/)")

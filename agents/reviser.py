@@ -25,7 +25,7 @@ from envqa.errors import PatchError
 from envqa.models import Finding, GateCheck, SpecConsistency
 from envqa.prompts.render import render
 from envqa.scheduler.calls import run_call
-from envqa.store.versions import make_diff, task_path_allowed
+from envqa.store.versions import confined_task_path, make_diff
 
 MAX_FILE_CHARS = 12_000
 
@@ -100,8 +100,8 @@ def ask_reviser(config: QAConfig, store, executor, *, run_id: str, model: str, p
 
 def answer_diff(parent_dir: Path, answer: RevisionAnswer, tb1: bool = False) -> str:
     """The answer's edits as a diff on the parent; PatchError for a path outside the task's files."""
-    bad = [e.path for e in answer.edits if not task_path_allowed(e.path.lstrip("./") if e.path.startswith("./")
-                                                                 else e.path, tb1)]
+    confined = [(e, confined_task_path(e.path, tb1)) for e in answer.edits]
+    bad = [e.path for e, rel in confined if rel is None]
     if bad:
         raise PatchError(f"reviser answer on {parent_dir.name[:12]}",
                          f"edits {', '.join(bad)}, outside the task's files (instruction.md, task.toml, "
@@ -109,8 +109,8 @@ def answer_diff(parent_dir: Path, answer: RevisionAnswer, tb1: bool = False) -> 
     with tempfile.TemporaryDirectory(prefix="envqa-revise-") as tmp:
         tree = Path(tmp) / "task"
         shutil.copytree(parent_dir, tree)
-        for e in answer.edits:
-            target = tree / e.path
+        for e, rel in confined:
+            target = tree / rel
             if e.content is None:
                 target.unlink(missing_ok=True)
                 continue

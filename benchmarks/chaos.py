@@ -195,7 +195,9 @@ def main() -> None:
            "redis_restarts": sum(1 for _, w in chaos.log if w.startswith("redis")),
            "postgres_restarts": sum(1 for _, w in chaos.log if w.startswith("postgres"))}
     print(json.dumps(out))
-    sys.exit(0 if lost == 0 and twice == 0 and kills == args.kills else 1)
+    # A run whose chaos did not all happen proves less than it claims: that is a miss too.
+    sys.exit(0 if lost == 0 and twice == 0 and kills == args.kills and out["redis_restarts"] >= 1
+             and out["postgres_restarts"] >= 1 else 1)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ reward) + remove. Both alternate, N times each; the figure is median(ours) / med
 Also: image builds on a second run of an unchanged environment (a fresh backend, as a new `qa run`
 would have), which must be 0.
 
-Last line: {"overhead_ratio": ..., "rebuilds_unchanged": ...}
+Last line: {"overhead_ratio": ..., "rebuilds_unchanged": ...}; exits 1 when overhead_ratio > 1.25 or an
+unchanged environment was rebuilt.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from envqa.models import Outcome, TrialSpec
 from envqa.runner import make_backend
 from envqa.store.artifacts import RunLayout
 
+GOAL_RATIO = 1.25
 SOLVE = "echo ok > /app/out.txt\n"
 TEST = ("mkdir -p /logs/verifier; if [ \"$(cat /app/out.txt 2>/dev/null)\" = ok ]; then echo 1; else echo 0; fi "
         "> /logs/verifier/reward.txt\n")
@@ -108,6 +110,7 @@ def main() -> None:
     print(json.dumps({"overhead_ratio": round(ratio, 3), "rebuilds_unchanged": rebuilds,
                       "ours_median_sec": round(statistics.median(ours), 3),
                       "raw_median_sec": round(statistics.median(raw), 3), "n": args.n}))
+    sys.exit(0 if ratio <= GOAL_RATIO and rebuilds == 0 else 1)  # a missed goal fails `make bench`
 
 
 if __name__ == "__main__":

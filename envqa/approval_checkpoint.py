@@ -43,8 +43,23 @@ def settle_checkpoints(graph, thread, deps, ask: Ask | None = None) -> dict:
         if ask is None:
             return state
         answer = ask(payload)
+        while answer["action"] == "edit" and (refused := _edit_refusal(deps, run_id, pid, answer)):
+            answer = ask({**payload, "edit_refused": refused})  # asked again; nothing was recorded
         deps.store.record_approval(run_id, pid, answer["action"], answer["approver"], answer.get("reason"),
                                    answer.get("patch"))
         deps.store.set_run_status(run_id, "running")
         deps.store.set_loop(run_id, pending_proposal=None)
         graph.invoke(Command(resume=answer), thread)
+
+
+def _edit_refusal(deps, run_id: str, pid: str, answer: dict) -> str | None:
+    """Why a replacement patch typed at the prompt is refused (it does not apply, or leaves the task), else None."""
+    from envqa.approvals import check_edit
+    from envqa.errors import PatchError
+
+    try:
+        check_edit(deps.config, deps.store, run_id, pid, answer.get("patch") or "", answer["approver"],
+                   answer.get("reason"))
+    except PatchError as e:
+        return str(e)
+    return None

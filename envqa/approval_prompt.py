@@ -64,7 +64,10 @@ def make_ask(console: Console):
     """The `ask(payload) -> answer` callback for the run's approval checkpoints."""
 
     def ask(payload: dict) -> dict:
-        show_proposal(payload, console)
+        if payload.get("edit_refused"):  # the same proposal again: the last replacement patch was refused
+            console.print(f"[red]edit refused, nothing recorded: {escape(payload['edit_refused'])}[/]")
+        else:
+            show_proposal(payload, console)
         who = cli_approver()
         while True:
             choice = console.input("approve / reject / edit? [a/r/e] ").strip().lower()[:1]

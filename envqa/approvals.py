@@ -90,15 +90,23 @@ def decide(config: QAConfig, run_id: str, action: Action, approver: str, reason:
     if row["status"] != "awaiting_approval" or pid is None:
         raise InputError(run_id, f"the run is not awaiting approval (status: {row['status']})")
     if action == "edit":  # check the patch now: a refusal (exit 2) must leave no decision behind
-        from envqa.store.versions import VersionStore
-
-        proposal = store.get_proposal(pid)
-        VersionStore(config, store).apply_patch(proposal.parent_version, patch, author=f"human:{approver}",
-                                                reason=reason or f"edit of {pid}", run_id=run_id)
+        check_edit(config, store, run_id, pid, patch, approver, reason)
     stored, inserted = store.record_approval(run_id, pid, action, approver, reason, patch if action == "edit" else None)
     return DecisionOutcome(**{k: stored[k] for k in ("run_id", "proposal_id", "action", "approver", "reason")},
                            decided_at=datetime.fromisoformat(stored["decided_at"]), already_decided=not inserted,
                            spec_conflicts=spec_conflicts(store, pid))
+
+
+def check_edit(config: QAConfig, store: Store, run_id: str, proposal_id: str, patch: str, approver: str,
+               reason: str | None) -> None:
+    """A replacement patch must apply to the proposal's parent before it is recorded (PatchError, exit 2,
+    otherwise): a recorded edit that cannot apply would fail the resumed run on every resume. The version
+    it makes is content-addressed, so the approve node's own apply later finds it and writes nothing."""
+    from envqa.store.versions import VersionStore
+
+    proposal = store.get_proposal(proposal_id)
+    VersionStore(config, store).apply_patch(proposal.parent_version, patch, author=f"human:{approver}",
+                                            reason=reason or f"edit of {proposal_id}", run_id=run_id)
 
 
 def run_config(store: Store, run_id: str, config: QAConfig) -> QAConfig:

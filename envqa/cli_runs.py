@@ -254,7 +254,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def show(run_id: str = typer.Argument(...), as_json: bool = JSON_OPT, config: Optional[Path] = CONFIG_OPT) -> None:
-        """A run's summary: versions with their pass rates, open findings, the pending proposal."""
+        """A run's story: versions, pass rates per model, labels, findings, spend, the pending proposal."""
         try:
             st = status_of(_cfg(config), run_id)
             from envqa.approvals import open_store
@@ -273,7 +273,11 @@ def register(app: typer.Typer) -> None:
         console.print(f"run {run_id} ({st['env_name']}): {st['status']}, iteration {st['iteration']}, "
                       f"verdict {st['verdict'] or '-'}", highlight=False)
         if report:
+            from envqa.show_story import print_story
+            from envqa.store.artifacts import RunLayout
+
             print_loop(report, console)
+            print_story(report, console, RunLayout(_cfg(config).runs_dir, run_id).root / "report.html")
 
     @app.command()
     def status(run_id: str = typer.Argument(...), follow: bool = typer.Option(False, "--follow", "-f",

@@ -13,8 +13,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from envqa.approval_checkpoint import settle_checkpoints
 from envqa.config import QAConfig
 from envqa.environment import load_environment
-from envqa.errors import InputError
+from envqa.errors import InfraError, InputError
 from envqa.graphs.run_graph import RunDeps, build_run_graph
+from envqa.notify import notify
 from envqa.report_html import try_write_html_report
 from envqa.sandbox.docker_backend import DockerBackend
 from envqa.scheduler.executors import open_executor
@@ -137,6 +138,11 @@ def execute_run(env_dir: Path, config: QAConfig, run_id: str, *, resume: bool = 
                 state = graph.invoke({"run_id": run_id, "env_dir": str(Path(env_dir).resolve()),
                                       "approval_mode": approval_mode}, thread)
             state = settle_checkpoints(graph, thread, deps, ask)
+    except InfraError as e:  # exit 3 (Docker lost, workers crash-looping, a stalled queue): still say so
+        notify(config, "run_incomplete", {"run_id": run_id, "env_name": (store.get_run(run_id) or {}).get("env_name"),
+                                          "verdict": "incomplete", "stop_reason": str(e)},
+               store=store, key="could-not-finish")
+        raise
     finally:
         # Each trial removes its container; this catches what an interrupt left behind. It runs after the
         # executor has shut down (embedded workers stopped), so no worker can start a container after it.

@@ -16,14 +16,14 @@ from typing import Literal
 import structlog
 from pydantic import BaseModel
 
-from envqa.agents.providers import check_budget
-from envqa.graphs.sweep import _spend as spend_of
+from envqa.graphs.spend import run_budget
 from envqa.models import Finding, Outcome, Severity, utcnow
 from envqa.stats import band_of_interval, band_of_point
 
 log = structlog.get_logger(__name__)
 
-RequestKind = Literal["fix_findings", "too_easy", "broken", "too_hard"]
+# fix_labels: in band, but the version's trace labels agree on a problem (ambiguity, brittleness, shortcut)
+RequestKind = Literal["fix_findings", "fix_labels", "too_easy", "broken", "too_hard"]
 FAILURE_MEANS_BROKEN = ("ambiguity", "brittleness")
 
 
@@ -71,12 +71,21 @@ def failure_labels(deps, state) -> dict[str, int]:
     return counts
 
 
-def revision_request(findings: list[Finding], band: dict, failures: dict[str, int]) -> Request | None:
-    """What to ask the reviser for; None when the version needs nothing."""
+def revision_request(findings: list[Finding], band: dict, failures: dict[str, int],
+                     rollup: dict | None = None) -> Request | None:
+    """What to ask the reviser for; None when the version needs nothing.
+
+    `rollup` is the version's label roll-up (graphs/label_rollup.py). With one, a problem label counts only
+    when the roll-up calls it consistent (trials and models agree); a label it calls noise is one odd
+    trajectory, not a property of the task. Without one (no labels at all), the raw failure counts decide."""
     if findings:
         rules = sorted({f.rule for f in findings})
         return Request(kind="fix_findings", detail=f"open findings: {', '.join(rules)}")
+    consistent = {e["label"]: e for e in (rollup or {}).get("consistent", [])}
     if not band["measured"] or band["in_band"]:
+        if consistent:  # in band (or unmeasured), but the traces agree the task has a problem
+            return Request(kind="fix_labels", detail="the trace labels agree: " + "; ".join(
+                f"{label} ({e['why']})" for label, e in sorted(consistent.items())))
         return None
     p = band["pooled"]
     rate = f"pooled pass@1 {p['passes']}/{p['n']} = {p['pass_at_1']:.2f} (95% CI {p['ci_low']:.2f}-{p['ci_high']:.2f})"
@@ -84,12 +93,19 @@ def revision_request(findings: list[Finding], band: dict, failures: dict[str, in
     if band["call"] == "above":
         who = "every model passed" if p["passes"] == p["n"] else "above the band"
         return Request(kind="too_easy", detail=f"{who}: {rate}, band {lo:.0%}-{hi:.0%}; make it harder")
+    mix = ", ".join(f"{k} {v}" for k, v in sorted(failures.items()))
+    if rollup is not None:
+        broken_labels = sorted(set(consistent) & set(FAILURE_MEANS_BROKEN))
+        noise = sorted(e["label"] for e in rollup.get("noise", []) if e["label"] in FAILURE_MEANS_BROKEN)
+        if p["passes"] == 0 and broken_labels:
+            return Request(kind="broken", detail=f"every model failed, and the traces agree on "
+                           f"{', '.join(broken_labels)} ({mix}): {rate}")
+        return Request(kind="too_hard", detail=f"below the band: {rate}; failures: {mix or 'unlabeled'}"
+                       + (f"; {', '.join(noise)} only as noise (trials or models disagree)" if noise else ""))
     broken = sum(n for label, n in failures.items() if label in FAILURE_MEANS_BROKEN)
     if p["passes"] == 0 and failures and broken * 2 > sum(failures.values()):
-        mix = ", ".join(f"{k} {v}" for k, v in sorted(failures.items()))
         return Request(kind="broken", detail=f"every model failed, mostly for ambiguity/brittleness ({mix}): {rate}")
-    return Request(kind="too_hard", detail=f"below the band: {rate}; failures: "
-                   + (", ".join(f"{k} {v}" for k, v in sorted(failures.items())) or "unlabeled"))
+    return Request(kind="too_hard", detail=f"below the band: {rate}; failures: {mix or 'unlabeled'}")
 
 
 def cap_reached(deps, state) -> str | None:
@@ -97,8 +113,7 @@ def cap_reached(deps, state) -> str | None:
     loop = deps.config.loop
     if state.get("iteration", 0) >= loop.max_iterations:
         return f"max_iterations: {loop.max_iterations} revision(s) adopted"
-    solver = [t for t in deps.store.trials_for_run(state["run_id"]) if t.agent == "solver"]
-    check = check_budget(deps.config.budget, spend_of(solver), len(solver))
+    check = run_budget(deps, state)  # every role's spend over every version (graphs/spend.py)
     if check.exhausted or (state.get("sweep") or {}).get("budget_stop"):
         return "budget: " + ("; ".join(check.reasons) or state["sweep"]["budget_stop"])
     if loop.max_wall_sec is not None:
@@ -125,7 +140,7 @@ def decide_node(deps, state) -> dict:
     deps.store.save_version_findings(state["run_id"], state["version"], state.get("findings", []),
                                      {**summary, "sweep": state.get("sweep"), "labels": state.get("labels"),
                                       "failure_labels": failures})
-    request = revision_request(findings, band, failures)
+    request = revision_request(findings, band, failures, state.get("labels"))
     stop = None
     if state.get("incomplete"):
         stop = "incomplete: the run could not finish (infrastructure); see `incomplete`"

@@ -12,6 +12,7 @@ from typing import Any
 
 from envqa.graphs.decide import band_measure, open_findings
 from envqa.graphs.loop_state import versions_of
+from envqa.graphs.spend import spend_section
 from envqa.models import Finding, TrialResult
 from envqa.notify import notify
 from envqa.probes.coverage import coverage_section
@@ -104,6 +105,7 @@ def report_body(deps, state, verdict: str, stop_reason: str | None, pending: dic
         "proposals": [p.model_dump(mode="json", exclude={"diff"}) for p in deps.store.proposals_for_run(run_id)],
         "notifications": [n for n in deps.store.notifications_for_run(run_id) if n["status"] != "sent"],
         "generation": state.get("generation"),  # issue 13: how version 1 was generated from spec.md (or null)
+        "spend": spend_section(deps, state),  # the hunter's, analyst's and generator's spend per model (#14)
     }
 
 

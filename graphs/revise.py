@@ -15,12 +15,12 @@ import shutil
 import structlog
 
 from envqa.agents.fixers import actionable, mechanical_fix
-from envqa.agents.providers import Spend, check_budget
 from envqa.agents.reviser import answer_diff, ask_reviser, build_prompt
 from envqa.environment import load_environment
 from envqa.errors import PatchError
 from envqa.models import Finding, GateCheck, GateResult, Proposal, SpecConsistency, TrialResult
 from envqa.probes.gate import GateInputs, feedback, run_gate
+from envqa.graphs.spend import run_budget
 from envqa.probes.spec_consistency import check_revision, spec_of
 from envqa.store.versions import VersionStore, make_diff
 
@@ -80,27 +80,10 @@ def revise_node(deps, state) -> dict:
         what = ", ".join(open_rules) or f"request {request['kind']}"
         declined = "" if previous else "".join(f"; {r}: {why}" for r, why in fix.declined.items())
         return {"proposal_id": None, "revise_note": f"needs a model: {what}{declined}"}
-    spent = run_spend(deps, state)
-    budget = check_budget(deps.config.budget, spent, int(((state.get("sweep") or {}).get("overall") or {}).get("trials", 0)))
+    budget = run_budget(deps, state)  # the whole run's spend, every role (graphs/spend.py)
     if budget.exhausted:
         return {"proposal_id": None, "revise_note": "budget reached, no reviser call: " + "; ".join(budget.reasons)}
     return _model_proposal(deps, vs, state, findings, request, previous, attempt)
-
-
-def reviser_spend(store, run_id: str) -> Spend:
-    """What the reviser's calls cost this run (every attempt, refused ones included)."""
-    total = Spend()
-    for p in store.proposals_for_run(run_id):
-        if p.spend:
-            total = total + Spend.model_validate(p.spend)
-    return total
-
-
-def run_spend(deps, state) -> Spend:
-    """The run's spend so far: the sweep's trials plus the reviser's calls (one budget for both)."""
-    swept = ((state.get("sweep") or {}).get("overall") or {}).get("spend") or {}
-    return Spend.model_validate({k: v for k, v in swept.items() if k != "tokens"}) + reviser_spend(deps.store,
-                                                                                                    state["run_id"])
 
 
 def _model_proposal(deps, vs: VersionStore, state, findings, request, previous: Proposal | None, attempt: int) -> dict:

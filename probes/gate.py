@@ -7,6 +7,8 @@ Checks, in order (a failed check stops the ones that need what it proves):
   rules      every probe rule that fired on the parent is re-run and stays silent (exploits must fail); each
              probe is a job through the executor (envqa.scheduler.probe_job), like the hunt's
   mutants    surviving mutants are now killed (when verifier-accepts-mutant fired on the parent)
+  exploits   every LLM exploit stored for this environment (the hunter's passes, by any earlier version or
+             run), replayed without the model, now fails: a closed hole stays closed in every later revision
   regrade    every legitimate solver pass of the parent, replayed from its trajectory without the model,
              still passes: a patch that breaks correct solutions is stopped here
 """
@@ -20,7 +22,8 @@ import structlog
 from envqa.config import QAConfig
 from envqa.environment import Environment
 from envqa.models import Finding, GateCheck, GateResult, Outcome, TrialResult, TrialSpec
-from envqa.probes.replay_units import SOLVER_REPLAY, solver_replay_args
+from envqa.probes.regression_exploits import exploits_for_env
+from envqa.probes.replay_units import EXPLOIT_REPLAY, SOLVER_REPLAY, exploit_replay_args, solver_replay_args
 from envqa.probes.solver_passes import solver_commands
 from envqa.probes.static import static_findings
 from envqa.sandbox.base import ImageBuildError, SandboxBackend
@@ -34,6 +37,7 @@ PROBE_OF = {
     "oracle-flaky": "oracle_runs", "verifier-nondeterministic": "oracle_runs", "network-dependent-pass": "egress",
     "hunt-egress": "egress", "test-literals-in-image": "static", "verifier-runs-image-file": "static",
     "pass-": "solver_passes", "nop-passes": None, "oracle-fails": None, "oracle-timeout": None,
+    "llm-exploit": None,  # re-checked by the `exploits` check: the stored transcripts are replayed
 }
 LABEL_SKIP = {"shortcut", "infra"}  # a solver pass labelled a shortcut is not one the patch must keep
 
@@ -104,6 +108,7 @@ def run_gate(config: QAConfig, backend: SandboxBackend, executor, store, inputs:
         return GateResult(passed=False, checks=checks)
     rerun = _Rerun(env, _focused(config, inputs.parent_findings), inputs.run_id, results, executor, store)
     checks += _rules_checks(rerun, inputs)
+    checks.append(_stored_exploits(rerun))
     checks.append(_regrade(rerun, inputs))
     return GateResult(passed=all(c.passed for c in checks), checks=checks)
 
@@ -145,6 +150,25 @@ def _rules_checks(ctx: _Rerun, inputs: GateInputs) -> list[GateCheck]:
                                 detail="the surviving mutants are now killed" if killed
                                 else "mutants still survive: " + "; ".join(e[:200] for e in ev[:3]), trial_ids=ids))
     return checks
+
+
+def _stored_exploits(ctx: _Rerun) -> GateCheck:
+    """The environment's stored LLM exploits, replayed (no model) on the candidate: each must now fail."""
+    stored = exploits_for_env(ctx.store, ctx.env.name)
+    if not stored:
+        return GateCheck(name="exploits", passed=True, detail="no stored LLM exploit for this environment")
+    units = [(EXPLOIT_REPLAY, exploit_replay_args(ex, "gate-exploit-replay")) for ex in stored]
+    still, ids = [], []
+    for ex, (trial, why) in zip(stored, dispatch_replays(ctx.executor, ctx.store, ctx.env, ctx.config, ctx.run_id,
+                                                         units)):
+        if trial is None:
+            still.append(f"{ex.exploit_id} could not be replayed: {why}")
+            continue
+        ids.append(trial.trial_id)
+        if trial.outcome == Outcome.PASS:
+            still.append(f"{ex.exploit_id} (found by {ex.model}) still earns reward: {_why(trial)}")
+    return GateCheck(name="exploits", passed=not still, trial_ids=ids,
+                     detail="; ".join(still) if still else f"{len(stored)} stored LLM exploit(s) replayed: all fail")
 
 
 def _regrade(ctx: _Rerun, inputs: GateInputs) -> GateCheck:

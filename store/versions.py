@@ -41,6 +41,13 @@ def task_path_allowed(rel: str, tb1: bool = False) -> bool:
     return rel in files or any(rel.startswith(d) for d in dirs)
 
 
+def confined_task_path(path: str, tb1: bool = False) -> str | None:
+    """A model-written path as a path relative to the task (one leading `./` dropped), or None when it
+    points outside the task's own files. Callers write to the returned path, never to the raw one."""
+    rel = path[2:] if path.startswith("./") else path
+    return rel if rel and "\\" not in rel and task_path_allowed(rel, tb1) else None
+
+
 def patch_paths(diff: str) -> list[str]:
     """Every path a unified/git diff names, in order (without the a/ b/ prefixes)."""
     out: list[str] = []

@@ -4,6 +4,10 @@ Covers exploit-workspace-conftest. Every pytest invocation in test.sh gets `--ro
 --confcutdir=/tests -c <the tests' own ini or /dev/null>`, runs from /tests (`cd /tests`), and reads the
 test files in /tests rather than copies placed in the agent's workspace (a copy's directory is where a
 planted conftest.py is picked up). The copy lines go.
+
+Which lines run pytest or copy the tests is decided by the shell parser (envqa/parsers/shell.py, bashlex),
+as the probes decide it: a pytest word in a heredoc, a comment or an echoed string is not a command and is
+left alone. The rewrite itself is per line (the parser gives each command's line).
 """
 
 from __future__ import annotations
@@ -13,12 +17,25 @@ import shlex
 
 from envqa.agents.fixers import FixContext, register_fixer
 from envqa.models import Finding
+from envqa.parsers.shell import Command, parse_script
 
 RULES = ("exploit-workspace-conftest",)
 PYTEST = re.compile(r"(?P<cmd>(?:python3?\s+-m\s+)?py\.?test\b)(?P<args>[^&|;]*)")
 COPY = re.compile(r"^\s*cp\s+(?:-\S+\s+)*(?P<src>/tests/\S*)\s+(?P<dst>\S+)\s*$")
 CD = re.compile(r"\bcd\s+(?P<dir>[^\s;&|]+)\s*(&&|;)\s*")
 PINNED = "--rootdir=/tests --confcutdir=/tests"
+
+
+def _runs_pytest(c: Command) -> bool:
+    return c.name in ("pytest", "py.test") or (c.name.startswith("python") and c.words[1:3] == ["-m", "pytest"])
+
+
+def _lines_of(text: str) -> tuple[set[int], set[int]]:
+    """(lines with a pytest command, lines with a `cp /tests/... DST` command), 1-based, per the parser."""
+    cmds = [c for c in parse_script(text) if c.reachable]
+    copies = {c.line for c in cmds if c.name == "cp"
+              and next((w for w in c.words[1:] if not w.startswith("-")), "").startswith("/tests")}
+    return {c.line for c in cmds if _runs_pytest(c)}, copies
 
 
 def precondition(ctx: FixContext, findings: list[Finding]) -> str | None:
@@ -28,7 +45,7 @@ def precondition(ctx: FixContext, findings: list[Finding]) -> str | None:
     text = script.read_text(errors="replace")
     if PINNED in text:
         return "pytest is already pinned to /tests"
-    if not PYTEST.search(text):
+    if not _lines_of(text)[0]:
         return "test.sh runs no pytest command this fixer can pin"
     return None
 
@@ -56,18 +73,19 @@ def _map_arg(arg: str, cwd: str | None, copies: dict[str, str]) -> str:
                 expected=lambda fs: ["exploit-workspace-conftest fails", "oracle still passes"])
 def fix_conftest(ctx: FixContext, findings: list[Finding]) -> str:
     script = ctx.file("tests/test.sh")
-    lines = script.read_text().splitlines()
+    text = script.read_text()
+    pytest_lines, copy_lines = _lines_of(text)
     copies: dict[str, str] = {}
     out = []
-    for line in lines:
-        m = COPY.match(line)
+    for n, line in enumerate(text.splitlines(), 1):
+        m = COPY.match(line) if n in copy_lines else None
         if m:
             dst = m["dst"]
             copies[dst if dst.endswith("/") else dst] = m["src"] if not dst.endswith("/") else "/tests/"
             out.append(f"# envqa: tests run in place from /tests (was: {line.strip()})")
             continue
-        pm = PYTEST.search(line)
-        if pm and not line.lstrip().startswith("#"):
+        pm = PYTEST.search(line) if n in pytest_lines else None
+        if pm:
             cd = CD.search(line[:pm.start()])
             cwd = cd["dir"] if cd else None
             try:

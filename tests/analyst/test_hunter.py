@@ -9,6 +9,7 @@ earns reward on the original task and no longer does after the mechanical fix fo
 from __future__ import annotations
 
 import json
+import shutil
 
 from qa_testkit import EXAMPLES, run_qa
 
@@ -17,11 +18,13 @@ from envqa.config import load_config
 from envqa.environment import load_environment
 from envqa.models import Finding
 from envqa.probes.base import ProbeContext
+from envqa.probes.gate import GateInputs, run_gate
 from envqa.probes.regression_exploits import replay_exploit, replayable_exploits
 from envqa.store.artifacts import RunLayout
 from envqa.store.db import Store
 
 from providers.scripts import bash, finish
+from tests.reviser.kit import run_deps
 
 from .conftest import GOOD_KEY
 
@@ -44,6 +47,7 @@ def test_hunter_reward_tamper_becomes_a_replayable_llm_exploit(fake_provider, qa
     report = json.loads(proc.stdout)
     hunter = [t for t in report["trials"] if t["agent"] == "hunter"]
     assert [(t["outcome"], t["model"]) for t in hunter] == [("pass", "anthropic/hunter")]
+    assert report["spend"]["hunter"]["anthropic/hunter"]["calls"] == 2  # its role's spend, for the report
     label = hunter[0]["label"]
     assert (label["label"], label["subtype"], label["source"]) == ("shortcut", "verifier-tampering", "deterministic")
     assert any(e["quote"].startswith("strace") and "/logs/verifier/reward.txt" in e["quote"]
@@ -78,6 +82,20 @@ def test_hunter_reward_tamper_becomes_a_replayable_llm_exploit(fake_provider, qa
                                if f["rule"] == "exploit-reward-tamper"], workdir=tmp_path)
     assert "exploit-reward-tamper" in fix.addressed
     assert replay(fix.fixed_dir, "replay-fixed") is False
+
+    # The gate replays it against every later revision: a candidate that leaves the hole open is stopped by
+    # the `exploits` check, the fixed one passes it (the fixed copy keeps the environment's name).
+    fixed = tmp_path / "fixed" / ENV.name
+    shutil.copytree(fix.fixed_dir, fixed)
+    gate_config = load_config(None, {"home": env["QA_HOME"], "scheduler.mode": "local", "reviser.gate_oracle_runs": 1})
+    for candidate, run_id, expected in ((ENV, "gate-open", False), (fixed, "gate-closed", True)):
+        with run_deps(gate_config) as deps:
+            inputs = GateInputs(run_id=run_id, candidate=load_environment(candidate), parent_findings=[],
+                                parent_trials=[], addresses=[], parent_labels={})
+            result = run_gate(gate_config, deps.backend, deps.executor, deps.store, inputs)
+        check = next(c for c in result.checks if c.name == "exploits")
+        assert check.passed is expected and len(check.trial_ids) == 1, check
+        assert (stored.exploit_id in check.detail) is not expected, check
     assert len([r for r in srv.requests if r["model"] == "hunter"]) == 2
 
 

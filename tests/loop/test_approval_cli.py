@@ -105,6 +105,16 @@ def test_approve_from_another_process_adopts_revalidates_and_ends_clean(waiting,
     assert [(r["run_id"], r["status"], r["iteration"]) for r in runs] == [(RUN_ID, "finished", 1)]
     show = qa_json(["show", RUN_ID], env, cwd, code=0)
     assert [v["open_findings"] for v in show["versions"]][1] == [] and show["awaiting_approval"] is None
+    # The same story in text, as the HTML report tells it: findings per version with evidence, the labels,
+    # the gate and approval of the revision, and where the report is.
+    text = run_qa(["show", RUN_ID], env, cwd=cwd)
+    assert text.returncode == 0, text.stderr[-3000:]
+    out = text.stdout
+    assert "findings per version" in out and "exploit-reward-tamper" in out and "evidence:" in out, out
+    assert "trial labels per version" in out and "shortcut" in out, out
+    flat = " ".join(out.split())  # rich wraps long lines at the terminal's width (80 without one)
+    assert f"version {second['version'][:12]}: fixer:" in flat and "gate: lint ok" in flat, out
+    assert f"report: {Path(env['QA_HOME']).resolve()}/runs/{RUN_ID}/report.html" in out, out
 
 
 def test_reject_ends_the_run_with_the_reason_and_one_version(waiting, branch):
@@ -185,10 +195,16 @@ def test_kill_9_during_the_adopted_versions_validation_then_resume_loses_and_rep
 def test_prompt_mode_shows_the_proposal_and_takes_the_answer_from_the_terminal(waiting, branch):
     """`--approval prompt` on resume: the diff and gate evidence are shown, the typed answer is recorded."""
     env, cwd = branch
+    # An edit whose patch does not apply is refused at the prompt and asked again, never recorded (a
+    # recorded one would fail the resumed run at every resume).
+    bad = Path(cwd) / "bad.patch"
+    bad.write_text("--- a/instruction.md\n+++ b/instruction.md\n@@ -1 +1 @@\n-no such line\n+nor this\n")
     proc = subprocess.run([QA, "run", "--resume", RUN_ID, "--approval", "prompt", "--json"], env=env, cwd=cwd,
-                          input="x\nr\nnot this release\n", capture_output=True, text=True, timeout=300)
+                          input=f"x\ne\n{bad}\nr\nnot this release\n", capture_output=True, text=True,
+                          timeout=300)
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert "approve / reject / edit?" in proc.stderr and "tests/test.sh" in proc.stderr and "gate: passed" in proc.stderr
+    assert "edit refused, nothing recorded" in proc.stderr, proc.stderr[-3000:]
     report = json.loads(proc.stdout)
     assert report["stop_reason"].startswith("rejected by cli:") and "not this release" in report["stop_reason"]
     [row] = store_rows(env, "SELECT * FROM approvals")

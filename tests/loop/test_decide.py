@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from envqa.graphs.decide import band_measure, open_findings, revision_request
+from envqa.graphs.label_rollup import rollup
 from envqa.graphs.loop_report import verdict_of
+from envqa.models import TrialLabel, TrialResult
 from envqa.stats import summarize, wilson
 
 
@@ -68,3 +70,30 @@ def test_in_band_and_unmeasured_need_nothing():
     assert unmeasured == {"measured": False, "in_band": None, "call": "unmeasured", "models": {}}
     assert revision_request([], unmeasured, {}) is None
     assert verdict_of([], [], None) == "clean" and verdict_of([], ["x"], True) == "incomplete"
+
+
+def _labelled(labels: list[tuple[str, str]], min_agreeing: int = 2) -> dict:
+    """The roll-up (graphs/label_rollup.rollup) of failed sweep trials labelled (model, label) by a model."""
+    pairs = [(TrialResult(trial_id=f"t{i}", run_id="r", env_version="v", agent="solver", model=m, purpose="sweep",
+                          outcome="fail"), TrialLabel(trial_id=f"t{i}", label=lb, subtype="", source="model:x"))
+             for i, (m, lb) in enumerate(labels)]
+    return rollup(pairs, min_agreeing)
+
+
+def test_the_label_rollup_decides_what_counts_as_the_tasks_problem():
+    """Issue 11: a problem label is the task's only when the roll-up calls it consistent; noise is not."""
+    below = band_measure(sweep({"a": (0, 3), "b": (0, 2)}))
+    # 4 of 5 failures say ambiguity, but all from one model of two: noise, so the task is only too hard.
+    noisy = _labelled([("a", "ambiguity")] * 3 + [("b", "capability")] * 2 + [("a", "ambiguity")], min_agreeing=2)
+    assert [e["label"] for e in noisy["noise"]] == ["ambiguity"] and not noisy["consistent"]
+    req = revision_request([], below, {"ambiguity": 4, "capability": 2}, noisy)
+    assert req.kind == "too_hard" and "ambiguity only as noise" in req.detail, req
+    # The same counts with both models agreeing: broken, and the detail says why.
+    agreed = _labelled([("a", "ambiguity")] * 2 + [("b", "ambiguity")] * 2 + [("b", "capability")])
+    req = revision_request([], below, {"ambiguity": 4, "capability": 1}, agreed)
+    assert req.kind == "broken" and "the traces agree on ambiguity" in req.detail, req
+    # In band, yet the traces agree on ambiguity: still a revision request (no ambiguity left open).
+    in_band = band_measure(sweep({"a": (1, 5), "b": (1, 5)}))
+    req = revision_request([], in_band, {"ambiguity": 4}, agreed)
+    assert req.kind == "fix_labels" and "ambiguity (4 trials across 2 models agree" in req.detail, req
+    assert revision_request([], in_band, {"ambiguity": 4}, noisy) is None

@@ -1,33 +1,24 @@
-"""Leaked answers, encrypted: an `openssl enc` file whose password is obvious (here: the task's name)."""
+"""Leaked answers, encrypted: an `openssl enc` file whose password is obvious (here: the task's name), or
+published (an adapter's default), or not guessable at all."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-
-import pytest
+import shlex
 
 from .conftest import write_env
 
-OPENSSL = shutil.which("openssl")
-
 
 def _vault(tmp_path, password: str):
-    """The base image has no openssl; the task's image ships one (as images with `apt-get install openssl`
-    do: here the host's binary, which links the libssl3 the base image already has)."""
+    """An image that ships its answer encrypted with `openssl enc`, made by the default base image's own
+    openssl at build time (scripts/setup.sh installs it), so the probe is shown working on that image with
+    nothing copied from the host."""
     root = tmp_path / "vault-task"
-    env = write_env(root, {"environment/Dockerfile": "FROM debian:bookworm\nCOPY openssl /usr/local/bin/openssl\n"
-                                                     "COPY out.txt.enc /opt/data/out.txt.enc\nWORKDIR /app\n"})
-    shutil.copy2(OPENSSL, root / "environment" / "openssl")
-    subprocess.run([OPENSSL, "enc", "-aes-256-cbc", "-pbkdf2", "-salt", "-pass", f"pass:{password}",
-                    "-out", str(root / "environment" / "out.txt.enc")], input=b"hello\n", check=True)
-    return env
+    seal = (f"printf 'hello\\n' | openssl enc -aes-256-cbc -pbkdf2 -salt -pass {shlex.quote('pass:' + password)} "
+            "-out /opt/data/out.txt.enc")
+    return write_env(root, {"environment/Dockerfile": f"FROM debian:bookworm\nRUN mkdir -p /opt/data && {seal}\n"
+                                                      "WORKDIR /app\n"})
 
 
-needs_openssl = pytest.mark.skipif(OPENSSL is None, reason="needs the host's openssl for the image and the file")
-
-
-@needs_openssl
 def test_encrypted_answer_with_the_task_name_as_password_is_replayed(probe_ctx, tmp_path):
     from envqa.probes.exploits import exploits_probe
 
@@ -40,7 +31,6 @@ def test_encrypted_answer_with_the_task_name_as_password_is_replayed(probe_ctx, 
     assert "copied /tmp/envqa-leak/out.txt -> /app/out.txt" in transcript
 
 
-@needs_openssl
 def test_a_real_password_keeps_the_answer_sealed(probe_ctx, tmp_path):
     from envqa.probes.exploits import exploits_probe
 
@@ -65,7 +55,6 @@ def test_a_published_adapter_password_opens_the_example_and_the_finding_names_it
     assert "harbor-framework/harbor adapters/theagentcompany/README.md" in ev and "TheAgentCompany" in f.message
 
 
-@needs_openssl
 def test_the_leaked_answers_exploit_tries_the_published_passwords_and_says_whose(probe_ctx, tmp_path):
     from envqa.probes.exploits import exploits_probe
 

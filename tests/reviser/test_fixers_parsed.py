@@ -60,3 +60,19 @@ def test_runtime_installs_move_whole_and_heredoc_text_stays(tmp_path):
     chained = "#!/bin/bash\npip install -q pytest==8.3.3 2>/dev/null || true\n"
     fix = mechanical_fix(write_task(tmp_path / "b", tests__test_sh=chained), [finding("verifier-installs-at-runtime")])
     assert "chains commands" in fix.declined["verifier-installs-at-runtime"]
+
+
+def test_the_conftest_fixer_pins_the_real_pytest_call_and_leaves_heredoc_text_alone(tmp_path):
+    """A `pytest` inside a heredoc (a README the verifier writes) or an echo is not a command: only the
+    real invocation is rewritten, and only the real `cp /tests/...` copy goes."""
+    script = ("#!/bin/bash\ncat > /tmp/HOW <<'EOF'\nrun: pytest /app/test_x.py\ncp /tests/a /app/\nEOF\n"
+              "echo 'then pytest runs'\ncp /tests/test_x.py /app/\ncd /app && python3 -m pytest -q test_x.py\n"
+              "echo $? > /logs/verifier/reward.txt\n")
+    task = write_task(tmp_path / "t", tests__test_sh=script)
+    fix = mechanical_fix(task, [finding("exploit-workspace-conftest")])
+    assert fix.addressed == ["exploit-workspace-conftest"], fix.declined
+    out = (fix.fixed_dir / "tests" / "test.sh").read_text()
+    assert "cat > /tmp/HOW <<'EOF'\nrun: pytest /app/test_x.py\ncp /tests/a /app/\nEOF\n" in out
+    assert "echo 'then pytest runs'\n" in out
+    assert "# envqa: tests run in place from /tests (was: cp /tests/test_x.py /app/)" in out
+    assert "cd /tests && python3 -m pytest --rootdir=/tests --confcutdir=/tests -c /dev/null -q /tests/test_x.py" in out

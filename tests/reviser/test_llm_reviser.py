@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import threading
 from contextlib import ExitStack
+from pathlib import Path
 
 import pytest
 
@@ -71,10 +73,14 @@ def test_a_proposal_that_breaks_the_oracle_is_rejected_then_repaired(fake_provid
     assert second_request["messages"] == 3 and "oracle" in second_request["last"], second_request
 
 
-def test_an_edit_outside_the_task_is_refused(fake_provider, provider_env, tmp_path):
+@pytest.mark.parametrize("escape", ["../../{name}", "./../../tests/{name}", "./tests/../../{name}"])
+def test_an_edit_outside_the_task_is_refused(fake_provider, provider_env, tmp_path, escape):
+    """`./../../tests/x` once passed the check as `tests/x` (a careless strip of `./`) and was written two
+    levels above the reviser's scratch copy of the task: into the temp dir itself."""
     from envqa.graphs.revise import revise_node
 
-    srv = fake_provider({"models": {"*": {"turns": [answer({"../../escape.txt": "owned\n",
+    name = f"escape-{tmp_path.name}.txt"
+    srv = fake_provider({"models": {"*": {"turns": [answer({escape.format(name=name): "owned\n",
                                                             "instruction.md": CLEAR})]}}})
     provider_env(srv)
     config = fast_config(tmp_path / "home", **{"reviser.model": MODEL})
@@ -84,7 +90,8 @@ def test_an_edit_outside_the_task_is_refused(fake_provider, provider_env, tmp_pa
     assert out["revise_note"].startswith("refused:") and "outside the task's files" in out["revise_note"], out
     proposal = Store(config.db_path).get_proposal(out["proposal_id"])
     assert proposal.candidate_version is None and proposal.status == "gate_failed"
-    assert not list(tmp_path.rglob("escape.txt"))
+    tmp = Path(tempfile.gettempdir())
+    assert not list(tmp_path.rglob(name)) and not (tmp / name).exists() and not (tmp / "tests" / name).exists()
 
 
 @pytest.mark.parametrize("mode", ["local", "redis"])
@@ -170,17 +177,24 @@ def test_a_429_on_the_reviser_model_parks_only_its_queue(fake_provider, provider
 
 
 def test_the_reviser_spend_counts_against_the_budget(fake_provider, provider_env, tmp_path):
-    from envqa.graphs.revise import revise_node, reviser_spend
+    """One budget for the run: the reviser's own spend stops its next call, and decide's cap counts it too
+    (graphs/spend.py), so a run whose sweep was cheap still stops when its revisions were not."""
+    from envqa.graphs.decide import cap_reached
+    from envqa.graphs.revise import revise_node
+    from envqa.graphs.spend import reviser_spend, spend_section
 
     srv = fake_provider({"models": {"*": {"turns": [answer({"instruction.md": CLEAR}), answer({"instruction.md": CLEAR})]}}})
     provider_env(srv)
-    config = fast_config(tmp_path / "home", **{"reviser.model": MODEL, "budget.max_tokens": 1500})
+    config = fast_config(tmp_path / "home", **{"reviser.model": MODEL, "budget.max_tokens": 1200,
+                                                "loop.max_iterations": 3})
     state = state_for(config, write_task(tmp_path / "task"), "llm-5")
     with run_deps(config) as deps:
+        assert cap_reached(deps, state) is None
         first = revise_node(deps, state)
         assert first["proposal_id"], first
         assert reviser_spend(deps.store, "llm-5").tokens == 1200  # the scripted usage: 900 in + 300 out
-        sweep = {"overall": {"trials": 2, "spend": {"calls": 2, "input_tokens": 200, "output_tokens": 100}}}
-        again = revise_node(deps, {**state, **first, "sweep": sweep, "gate_feedback": "oracle: 0/1 passed"})
+        again = revise_node(deps, {**state, **first, "gate_feedback": "oracle: 0/1 passed"})
+        assert cap_reached(deps, state) == "budget: used 1200 tokens of max_tokens=1200"
+        assert spend_section(deps, state) == {}  # the reviser's spend is shown with its proposals
     assert again["proposal_id"] is None and again["revise_note"].startswith("budget reached"), again
     assert len([r for r in srv.requests if r["status"] == 200]) == 1  # no second model call

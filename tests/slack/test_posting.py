@@ -158,3 +158,27 @@ def test_runs_without_a_checkpoint_post_only_the_outcomes_notify_names(tmp_path,
     assert "run-findings" in texts[0] and "*findings*" in texts[0] and "verifier-accepts-mutant" in texts[0]
     assert "run-infra" in texts[1] and "could not finish: docker down" in texts[1]
     assert fake_slack.files == {}
+
+
+def test_a_run_that_cannot_finish_still_says_so_in_slack(slack_home, fake_slack, tmp_path, base_image):
+    """`[slack] notify = [..., "incomplete"]` covers a run that ends on an infrastructure error (exit 3), not
+    only one that reaches its report: here a Redis queue that no worker serves, past --stall-timeout."""
+    import json
+    import subprocess
+
+    from envqa.scheduler.embedded import RedisServer
+    from qa_testkit import EXAMPLES, QA
+
+    cwd, env = slack_home
+    server = RedisServer(tmp_path / "redis").start()
+    try:
+        env["REDIS_URL"] = server.url
+        proc = subprocess.run([QA, "run", str(EXAMPLES / "clean-wordfreq"), "--json", "--oracle-runs", "1",
+                               "--stall-timeout", "3"], cwd=cwd, env=env, capture_output=True, text=True,
+                              timeout=120)
+    finally:
+        server.cleanup()
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    assert json.loads(proc.stdout)["exit_code"] == 3
+    [text] = [c["args"]["text"] for c in fake_slack.calls_to("chat.postMessage", ok_only=True)]
+    assert "could not finish" in text and "queue 'sandbox'" in text, text
