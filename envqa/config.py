@@ -226,7 +226,8 @@ class ReviserSettings(Section):
     max_repairs: int = Field(default=2, ge=0, description="reviser retries after a failed gate")
     max_output_tokens: int = Field(default=8192, ge=256)
     gate_oracle_runs: int = Field(default=3, ge=1, description="oracle runs the gate needs to all pass")
-    gate_replays: int = Field(default=3, ge=0, description="legitimate solver passes the gate regrades")
+    gate_replays: int | None = Field(default=None, ge=0, description="legitimate solver passes the gate regrades: "
+                                     "every one (unset, the default) or at most this many")
 
 
 class GeneratorSettings(Section):

@@ -181,7 +181,8 @@ def _regrade(ctx: _Rerun, inputs: GateInputs) -> GateCheck:
               and inputs.parent_labels.get(t.trial_id, "legitimate") not in LABEL_SKIP]
     chosen: list[tuple[TrialResult, list[str]]] = []
     for source in passes:
-        if len(chosen) >= ctx.config.reviser.gate_replays:
+        cap = ctx.config.reviser.gate_replays
+        if cap is not None and len(chosen) >= cap:
             break
         commands = solver_commands(source)
         if commands:

@@ -37,6 +37,7 @@ REQUIRED: list[tuple[type, str, tuple[str, ...]]] = [
     (SimpleWorker, "cleanup_execution", ("job", "pipeline")),
     (SimpleWorker, "death_penalty_class", ()),
     (SimpleWorker, "set_state", ("state",)),
+    (SimpleWorker, "heartbeat", ()),  # an idle worker's, every 10 s (QAWorker.dequeue_job_and_maintain_ttl)
     (Job, "perform", ()),
     (Job, "restore", ("raw_data",)),  # a job from the hash the claim script read (no second round trip)
     (Job, "set_status", ("status", "pipeline")),

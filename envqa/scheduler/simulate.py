@@ -29,7 +29,8 @@ class SimJob(BaseModel):
     latency_sec: float = 0.05
     # per execution (1st, 2nd, ...): "ok", "429:<retry_after>", "500", "auth", "hang", "crash" (the worker's
     # loop dies: a BaseException escapes the job), "bad-repeat" (the job leaves rq a repeat count it
-    # cannot compare, so rq's success bookkeeping raises after the job ran); then "ok"
+    # cannot compare, so rq's success bookkeeping raises after the job ran), "bad-failure" (a permanent
+    # error, after leaving rq a retry count it cannot compare: rq's failure bookkeeping raises); then "ok"
     script: list[str] = Field(default_factory=list)
     calls: int = 1  # model calls the latency is split into, each logged (ev="call"): what a provider bills
     timeout_sec: int = 600
@@ -84,7 +85,11 @@ def sim_job(payload: dict) -> str:
         if action == "500":
             time.sleep(job.latency_sec / 4)
             raise TransientProviderError("500 Internal Server Error (simulated)", model=job.spec.model)
-        if action == "auth":
+        if action in ("auth", "bad-failure"):
+            if action == "bad-failure":
+                from rq import get_current_job
+
+                get_current_job().retries_left = "twice"  # rq's handle_job_failure: '>' between str and int
             raise ProviderAuthError("401 invalid x-api-key (simulated)", model=job.spec.model)
         if action == "crash":
             raise SimulatedCrash("the worker loop died (simulated)")

@@ -198,3 +198,30 @@ def test_the_reviser_spend_counts_against_the_budget(fake_provider, provider_env
         assert spend_section(deps, state) == {}  # the reviser's spend is shown with its proposals
     assert again["proposal_id"] is None and again["revise_note"].startswith("budget reached"), again
     assert len([r for r in srv.requests if r["status"] == 200]) == 1  # no second model call
+
+
+def test_a_proposal_that_never_passes_the_gate_is_dropped_after_max_repairs(fake_provider, qa_env, tmp_path):
+    """Through `qa run` (the graph's routing, real SDK over HTTP): every answer breaks the oracle, so the gate
+    fails, the reviser gets its evidence back `max_repairs` times, and then the proposal is dropped with its
+    reasons kept; nobody is asked to approve a patch that never passed."""
+    import json
+
+    from qa_testkit import EXAMPLES, run_qa
+    from tests.providers.conftest import GOOD_KEY
+
+    breaks = answer({"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n"},
+                    "check harder")
+    srv = fake_provider({"models": {"claude-reviser-test": {"turns": [breaks, breaks, breaks]}}})
+    env = dict(qa_env, ANTHROPIC_API_KEY=GOOD_KEY, ANTHROPIC_BASE_URL=srv.url)
+    (tmp_path / "qa.toml").write_text("[probes]\noracle_runs = 1\n[reviser]\nmax_repairs = 1\ngate_oracle_runs = 1\n")
+    proc = run_qa(["run", str(EXAMPLES / "weak-verifier"), "--oracle-runs", "1", "--reviser-model", MODEL,
+                   "--approval", "auto", "--json"], env, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    assert report["stop_reason"].startswith("gate_failed: the proposal was dropped after 1 repair(s)"), report
+    assert "oracle" in report["stop_reason"]
+    assert [(p["attempt"], p["status"]) for p in report["proposals"]] == [(1, "gate_failed"), (2, "dropped")]
+    assert len(report["versions"]) == 1 and report["iterations"] == 0
+    assert report["awaiting_approval"] is None
+    assert [f["rule"] for f in report["findings"] if f["severity"] != "info"] == ["verifier-accepts-mutant"]
+    assert len([r for r in srv.requests if r.get("model") == "claude-reviser-test"]) == 2

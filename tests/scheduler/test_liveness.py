@@ -11,6 +11,7 @@ import os
 import signal
 from pathlib import Path
 
+import pytest
 from rq import Worker
 from rq.job import Job
 
@@ -39,24 +40,32 @@ def starts(events: list[dict], trial_id: str) -> list[dict]:
     return [e for e in events if e["ev"] == "start" and e["id"] == trial_id]
 
 
-def test_a_job_whose_success_handling_raises_fails_cleanly_within_its_attempts(make_cluster):
+@pytest.mark.parametrize("action, stage, record_class", [
+    ("bad-repeat", "success", None),  # the job ran; rq's success bookkeeping raises (rq 3's kind of break)
+    ("bad-failure", "failure", "provider_error"),  # a permanent error; then rq's failure bookkeeping raises too
+])
+def test_a_job_whose_success_or_failure_handling_raises_fails_cleanly_within_its_attempts(make_cluster, action,
+                                                                                          stage, record_class):
     c = make_cluster(defaults={"max_attempts": 3, "backoff_base_sec": 0.1})
-    broken = c.submit("m/a", 0, script=["bad-repeat"])  # rq's success bookkeeping raises after the job ran
+    broken = c.submit("m/a", 0, script=[action])
     fine = c.submit("m/a", 1)
     pool = c.workers(1)
     c.wait_done(30)
     # read raw: the job left rq an attribute rq itself cannot load back (that is how its bookkeeping broke)
     wait_for(lambda: c.conn.hget(JOB_PREFIX + broken.trial_id, "status") == b"failed", 15,
-             "the job whose success bookkeeping raised to end failed in rq")
+             f"the job whose {stage} bookkeeping raised to end failed in rq")
     assert Job.fetch(fine.trial_id, connection=c.conn).get_status() == "finished"
     ev = c.events()
-    assert len(starts(ev, broken.trial_id)) == 1  # a permanent error: failed at once, never re-pushed
+    assert len(starts(ev, broken.trial_id)) == 1  # failed at once, never re-pushed
     assert recorded(ev) == {broken.trial_id: 1, fine.trial_id: 1}
+    fresh = [e.get("error_class") for e in ev if e["ev"] == "record" and e["id"] == broken.trial_id and e["fresh"]]
+    assert fresh == [record_class], fresh  # the job's own pass, or the give-up hook's infra record
     wait_for(lambda: c.conn.zcard(Keys.leases("m/a")) == 0, 15, "the failed job's slot to be given back")
     assert c.conn.llen(Keys.queue("m/a")) == 0
     assert pool.alive() == pool.procs  # the worker carried on: its loop never ended
     logged = log_events(c.tmp / "worker-logs" / "worker-0.log")
-    assert [e["error"][:9] for e in logged if e.get("event") == "job.bookkeeping_failed"][0] == "TypeError"
+    failed = [(e["stage"], e["error"][:9]) for e in logged if e.get("event") == "job.bookkeeping_failed"]
+    assert failed == [(stage, "TypeError")], failed
     assert not any(e.get("event") == "worker.restarting" for e in logged)
 
 

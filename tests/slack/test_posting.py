@@ -53,12 +53,14 @@ def test_approval_message_diff_file_and_thread(tmp_path, fake_slack, slack_env):
     notify("gate_result", {"run_id": "run-post1", "env_name": "reward-tamper", "version": "b" * 64,
                            "gate": {"passed": True, "checks": [{"name": "oracle passes", "passed": True}]}})
     notify("adopted", {"run_id": "run-post1", "env_name": "reward-tamper", "version": "b" * 64, "iteration": 1})
+    notify("budget_stop", {"run_id": "run-post1", "env_name": "reward-tamper", "version": "b" * 64,
+                           "stop_reason": "budget: spent $2.0100 of max_usd=$2"})
     notify("run_finished", {"run_id": "run-post1", "env_name": "reward-tamper", "version": "b" * 64,
                             "verdict": "clean", "stop_reason": "in_band_and_clean"})
     assert flush(20), "the Slack outbox did not drain"
 
     posts = fake_slack.calls_to("chat.postMessage", ok_only=True)
-    assert len(posts) == 4, posts
+    assert len(posts) == 5, posts
     root = posts[0]["args"]
     assert root["channel"] == CHANNEL and "thread_ts" not in root
     text = str(root["blocks"])
@@ -74,7 +76,8 @@ def test_approval_message_diff_file_and_thread(tmp_path, fake_slack, slack_env):
     thread_ts = posts[0]["ts"]
     assert all(p["args"]["thread_ts"] == thread_ts for p in posts[1:])
     assert "gate passed" in posts[1]["args"]["text"] and "Adopted" in posts[2]["args"]["text"]
-    assert "finished: *clean*" in posts[3]["args"]["text"] and posts[3]["args"]["reply_broadcast"] is True
+    assert "Budget stop on run `run-post1`: budget: spent $2.0100 of max_usd=$2" in posts[3]["args"]["text"]
+    assert "finished: *clean*" in posts[4]["args"]["text"] and posts[4]["args"]["reply_broadcast"] is True
 
     files = list(fake_slack.files.values())
     assert len(files) == 1 and files[0]["content"] == DIFF, "the full diff is attached as a file"
@@ -82,7 +85,7 @@ def test_approval_message_diff_file_and_thread(tmp_path, fake_slack, slack_env):
 
     notify("awaiting_approval", _payload())  # the same checkpoint notified again (a re-run node): no repost
     assert flush(10)
-    assert len(fake_slack.calls_to("chat.postMessage", ok_only=True)) == 4
+    assert len(fake_slack.calls_to("chat.postMessage", ok_only=True)) == 5
 
 
 def test_429_then_500_is_retried_and_the_caller_never_waits(tmp_path, fake_slack, slack_env):

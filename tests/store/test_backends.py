@@ -132,3 +132,33 @@ def test_sql_errors_are_not_mistaken_for_a_lost_connection(pg_url, monkeypatch):
     store = Store(pg_url)
     with pytest.raises(psycopg.errors.UndefinedTable):
         store._conn().execute("SELECT * FROM no_such_table").fetchall()
+
+
+def test_artifacts_cross_hosts_compressed_and_capped(target, tmp_path, monkeypatch):
+    """A trial's files round-trip through the store byte for byte; a file over the per-file cap keeps its
+    head and says it was cut; the per-trial cap holds across files; a retried trial replaces its files."""
+    from envqa.store import shared_files as sf
+
+    monkeypatch.setattr(sf, "MAX_FILE_BYTES", 1000)
+    monkeypatch.setattr(sf, "MAX_TRIAL_BYTES", 1500)
+    src = tmp_path / "ran-on-b"
+    (src / "verifier").mkdir(parents=True)
+    (src / "result.json").write_text('{"reward": 1}')
+    (src / "verifier" / "test-stdout.txt").write_bytes(b"x" * 5000)
+    (src / "zz-last.log").write_bytes(b"y" * 800)
+    store = Store(target)
+    assert sf.upload_trial_artifacts(store, "r1", "t1", src) == 3
+    dest = tmp_path / "host-a"
+    assert sf.fetch_trial_artifacts(store, "t1", dest) == 3
+    assert (dest / "result.json").read_text() == '{"reward": 1}'
+    capped = (dest / "verifier" / "test-stdout.txt").read_bytes()
+    assert capped.startswith(b"x" * 1000) and b"x" * 1001 not in capped
+    assert b"truncated to the first 1000 bytes of 5000" in capped
+    # 13 + 1000 of the 1500 are spent: the last file keeps the 487 bytes left
+    assert (dest / "zz-last.log").read_bytes().startswith(b"y" * 487 + b"\n[envqa: truncated")
+    rows = {r["path"]: (r["size"], r["truncated"]) for r in
+            store._conn().execute("SELECT path, size, truncated FROM artifacts WHERE trial_id='t1'").fetchall()}
+    assert rows == {"result.json": (13, 0), "verifier/test-stdout.txt": (5000, 1), "zz-last.log": (800, 1)}
+    (src / "verifier" / "test-stdout.txt").unlink()
+    assert sf.upload_trial_artifacts(store, "r1", "t1", src) == 2
+    assert sf.artifact_paths(store, "t1") == ["result.json", "zz-last.log"]
