@@ -19,8 +19,8 @@ from envqa.agents.reviser import answer_diff, ask_reviser, build_prompt
 from envqa.environment import load_environment
 from envqa.errors import PatchError
 from envqa.models import Finding, GateCheck, GateResult, Proposal, SpecConsistency, TrialResult
-from envqa.probes.gate import GateInputs, feedback, run_gate
 from envqa.graphs.spend import run_budget
+from envqa.probes.gate import GateInputs, feedback, run_gate
 from envqa.probes.spec_consistency import check_revision, spec_of
 from envqa.store.versions import VersionStore, make_diff
 

@@ -16,15 +16,6 @@ from envqa.graphs.sweep import _spend as trial_spend
 MODEL_AGENTS = ("solver", "hunter")
 
 
-def reviser_spend(store, run_id: str) -> Spend:
-    """What the reviser's calls cost this run (every attempt, refused ones included)."""
-    total = Spend()
-    for p in store.proposals_for_run(run_id):
-        if p.spend:
-            total = total + Spend.model_validate(p.spend)
-    return total
-
-
 def role_spend(deps, state) -> dict[str, dict[str, Spend]]:
     """{role: {model: Spend}} for every model call of the run so far (roles with no spend are absent)."""
     out: dict[str, dict[str, Spend]] = {}

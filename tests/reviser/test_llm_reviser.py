@@ -181,7 +181,7 @@ def test_the_reviser_spend_counts_against_the_budget(fake_provider, provider_env
     (graphs/spend.py), so a run whose sweep was cheap still stops when its revisions were not."""
     from envqa.graphs.decide import cap_reached
     from envqa.graphs.revise import revise_node
-    from envqa.graphs.spend import reviser_spend, spend_section
+    from envqa.graphs.spend import role_spend, spend_section
 
     srv = fake_provider({"models": {"*": {"turns": [answer({"instruction.md": CLEAR}), answer({"instruction.md": CLEAR})]}}})
     provider_env(srv)
@@ -192,7 +192,7 @@ def test_the_reviser_spend_counts_against_the_budget(fake_provider, provider_env
         assert cap_reached(deps, state) is None
         first = revise_node(deps, state)
         assert first["proposal_id"], first
-        assert reviser_spend(deps.store, "llm-5").tokens == 1200  # the scripted usage: 900 in + 300 out
+        assert role_spend(deps, state)["reviser"][MODEL].tokens == 1200  # the scripted usage: 900 in + 300 out
         again = revise_node(deps, {**state, **first, "gate_feedback": "oracle: 0/1 passed"})
         assert cap_reached(deps, state) == "budget: used 1200 tokens of max_tokens=1200"
         assert spend_section(deps, state) == {}  # the reviser's spend is shown with its proposals
