@@ -13,6 +13,8 @@ from typing import Callable
 
 from langgraph.types import Command
 
+from envqa.approvals import check_edit
+from envqa.errors import PatchError
 from envqa.graphs.loop_report import awaiting_report
 from envqa.notify import notify
 from envqa.store.artifacts import RunLayout
@@ -54,9 +56,6 @@ def settle_checkpoints(graph, thread, deps, ask: Ask | None = None) -> dict:
 
 def _edit_refusal(deps, run_id: str, pid: str, answer: dict) -> str | None:
     """Why a replacement patch typed at the prompt is refused (it does not apply, or leaves the task), else None."""
-    from envqa.approvals import check_edit
-    from envqa.errors import PatchError
-
     try:
         check_edit(deps.config, deps.store, run_id, pid, answer.get("patch") or "", answer["approver"],
                    answer.get("reason"))

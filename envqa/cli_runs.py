@@ -256,10 +256,11 @@ def register(app: typer.Typer) -> None:
     def show(run_id: str = typer.Argument(...), as_json: bool = JSON_OPT, config: Optional[Path] = CONFIG_OPT) -> None:
         """A run's story: versions, pass rates per model, labels, findings, spend, the pending proposal."""
         try:
-            st = status_of(_cfg(config), run_id)
+            cfg = _cfg(config)
+            st = status_of(cfg, run_id)
             from envqa.approvals import open_store
 
-            row = open_store(_cfg(config)).get_run(run_id)
+            row = open_store(cfg).get_run(run_id)
         except EnvQAError as e:
             _fail(e)
         report = json.loads(row["report_json"]) if row["report_json"] else {}
@@ -277,7 +278,7 @@ def register(app: typer.Typer) -> None:
             from envqa.store.artifacts import RunLayout
 
             print_loop(report, console)
-            print_story(report, console, RunLayout(_cfg(config).runs_dir, run_id).root / "report.html")
+            print_story(report, console, RunLayout(cfg.runs_dir, run_id).root / "report.html")
 
     @app.command()
     def status(run_id: str = typer.Argument(...), follow: bool = typer.Option(False, "--follow", "-f",

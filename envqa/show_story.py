@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from envqa.report import uncut
+from envqa.report_html.data import spend_rows
 
 
 def _table(title: str, cols: list[str], rows: list[list[str]]) -> Table:
@@ -24,18 +25,20 @@ def _table(title: str, cols: list[str], rows: list[list[str]]) -> Table:
     return table
 
 
+def _rate(m: dict) -> str:
+    if m.get("pass_at_1") is None:
+        return "-"
+    return f"{m['passes']}/{m['n']} = {m['pass_at_1']:.2f} [{m['ci_low']:.2f}, {m['ci_high']:.2f}]"
+
+
 def _rates(report: dict) -> list[list[str]]:
     rows = []
     for v in report.get("versions") or []:
         band = v.get("band") or {}
         for model, m in (band.get("models") or {}).items():
-            rate = "-" if m.get("pass_at_1") is None else (f"{m['passes']}/{m['n']} = {m['pass_at_1']:.2f} "
-                                                           f"[{m['ci_low']:.2f}, {m['ci_high']:.2f}]")
-            rows.append([v["version"][:12], model, rate, m.get("call") or "-"])
-        pooled = band.get("pooled")
-        if pooled:
-            rows.append([v["version"][:12], "(pooled)", f"{pooled['passes']}/{pooled['n']} = {pooled['pass_at_1']:.2f} "
-                         f"[{pooled['ci_low']:.2f}, {pooled['ci_high']:.2f}]", band.get("call") or "-"])
+            rows.append([v["version"][:12], model, _rate(m), m.get("call") or "-"])
+        if band.get("pooled"):
+            rows.append([v["version"][:12], "(pooled)", _rate(band["pooled"]), band.get("call") or "-"])
     return rows
 
 
@@ -70,24 +73,13 @@ def _findings(report: dict) -> list[list[str]]:
 
 
 def _spend(report: dict) -> list[list[str]]:
+    """The HTML report's spend rows (envqa/report_html/data.spend_rows), as text."""
+    versions = [{**v, "short": v["version"][:12]} for v in report.get("versions") or []]
     rows = []
-
-    def add(role: str, model: str, s: dict, version: str = "") -> None:
-        tokens = s.get("tokens", (s.get("input_tokens") or 0) + (s.get("output_tokens") or 0))
-        usd = "unpriced" if s.get("priced") is False else f"{s.get('cost_usd') or 0:.4f}"
-        rows.append([role, model, version, str(s.get("calls", "")), str(tokens), usd])
-
-    for v in report.get("versions") or []:
-        for model, m in ((v.get("sweep") or {}).get("models") or {}).items():
-            if m.get("spend"):
-                add("solver", model, m["spend"], v["version"][:12])
-    for p in report.get("proposals") or []:
-        if p.get("spend"):
-            add("reviser", str(p.get("author") or "").removeprefix("model:"), p["spend"],
-                (p.get("candidate_version") or p.get("parent_version") or "")[:12])
-    for role, by_model in (report.get("spend") or {}).items():
-        for model, s in by_model.items():
-            add(role, model, s)
+    for r in spend_rows(versions, report, report.get("proposals") or []):
+        tokens = r.get("tokens", (r.get("input_tokens") or 0) + (r.get("output_tokens") or 0))
+        usd = "unpriced" if r.get("priced") is False else f"{r.get('cost_usd') or 0:.4f}"
+        rows.append([r["role"], r["model"], r.get("version", ""), str(r.get("calls", "")), str(tokens), usd])
     return rows
 
 

@@ -14,44 +14,48 @@ from envqa.graphs.analyst_dispatch import analyst_spend
 from envqa.graphs.sweep import _spend as trial_spend
 
 MODEL_AGENTS = ("solver", "hunter")
+ROLES = ("solver", "hunter", "analyst", "reviser", "generator")
 
 
-def role_spend(deps, state) -> dict[str, dict[str, Spend]]:
-    """{role: {model: Spend}} for every model call of the run so far (roles with no spend are absent)."""
+def role_spend(deps, state, roles: tuple[str, ...] = ROLES, trials=None) -> dict[str, dict[str, Spend]]:
+    """{role: {model: Spend}} for every model call of the run so far, for `roles` (absent: no spend).
+    `trials`: the run's trials when the caller has them already."""
     out: dict[str, dict[str, Spend]] = {}
 
     def add(role: str, model: str, spend: Spend) -> None:
         if spend.calls or spend.tokens or spend.cost_usd:
             out.setdefault(role, {})[model] = out.get(role, {}).get(model, Spend()) + spend
 
-    trials = deps.store.trials_for_run(state["run_id"])
+    trials = deps.store.trials_for_run(state["run_id"]) if trials is None else trials
     for t in trials:
-        if t.agent in MODEL_AGENTS and t.model and t.artifacts_dir:
+        if t.agent in MODEL_AGENTS and t.agent in roles and t.model and t.artifacts_dir:
             add(t.agent, t.model, trial_spend([t]))
-    if deps.config.analyst.model:
+    if "analyst" in roles and deps.config.analyst.model:
         add("analyst", deps.config.analyst.model, analyst_spend(deps.config, deps.store, trials))
-    for p in deps.store.proposals_for_run(state["run_id"]):
-        if p.spend:
-            add("reviser", str(p.author or "").removeprefix("model:"), Spend.model_validate(p.spend))
-    generation = state.get("generation") or {}
-    for attempt in generation.get("attempts") or []:
-        if attempt.get("spend"):
-            add("generator", generation.get("model") or "", Spend.model_validate(attempt["spend"]))
+    if "reviser" in roles:
+        for p in deps.store.proposals_for_run(state["run_id"]):
+            if p.spend:
+                add("reviser", str(p.author or "").removeprefix("model:"), Spend.model_validate(p.spend))
+    if "generator" in roles:
+        generation = state.get("generation") or {}
+        for attempt in generation.get("attempts") or []:
+            if attempt.get("spend"):
+                add("generator", generation.get("model") or "", Spend.model_validate(attempt["spend"]))
     return out
 
 
 def run_budget(deps, state) -> BudgetCheck:
     """The `[budget]` caps against the run's whole spend and the solver trials it started."""
+    trials = deps.store.trials_for_run(state["run_id"])
     total = Spend()
-    for by_model in role_spend(deps, state).values():
+    for by_model in role_spend(deps, state, trials=trials).values():
         for spend in by_model.values():
             total = total + spend
-    solver = sum(t.agent == "solver" for t in deps.store.trials_for_run(state["run_id"]))
-    return check_budget(deps.config.budget, total, solver)
+    return check_budget(deps.config.budget, total, sum(t.agent == "solver" for t in trials))
 
 
 def spend_section(deps, state) -> dict[str, dict[str, dict]]:
     """The report's `spend`: the roles whose spend no other key shows (solver spend is in each version's
     sweep, the reviser's in each proposal)."""
     return {role: {model: s.model_dump(mode="json") for model, s in by_model.items()}
-            for role, by_model in role_spend(deps, state).items() if role not in ("solver", "reviser")}
+            for role, by_model in role_spend(deps, state, roles=("hunter", "analyst", "generator")).items()}

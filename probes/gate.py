@@ -180,8 +180,8 @@ def _regrade(ctx: _Rerun, inputs: GateInputs) -> GateCheck:
     passes = [t for t in inputs.parent_trials if t.purpose == "sweep" and t.outcome == Outcome.PASS
               and inputs.parent_labels.get(t.trial_id, "legitimate") not in LABEL_SKIP]
     chosen: list[tuple[TrialResult, list[str]]] = []
+    cap = ctx.config.reviser.gate_replays
     for source in passes:
-        cap = ctx.config.reviser.gate_replays
         if cap is not None and len(chosen) >= cap:
             break
         commands = solver_commands(source)
