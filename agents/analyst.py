@@ -7,7 +7,7 @@ cannot: every cited step exists and the quote appears in it, the label fits the 
 subtype is in the taxonomy. Any problem is sent back once, in the same conversation; if the repaired
 answer still fails, the label is kept with `verified: false`.
 
-Each trial's analysis is one call on the analyst model's queue (envqa/scheduler/calls.py, like the reviser's
+Each trial's analysis is one call on the analyst model's queue (scheduler/calls.py, like the reviser's
 and the generator's): `label_job` is its body, run by a worker on any host (or in-process without Redis).
 """
 
@@ -25,8 +25,8 @@ from envqa.agents.providers import Message, ModelClient, Spend
 from envqa.agents.providers.structured import structured_call
 from envqa.agents.trace_view import compress, step_text
 from envqa.agents.trajectory import Trajectory
-from envqa.environment import Environment
-from envqa.models import Citation, TrialLabel, TrialResult
+from envqa.core.environment import Environment
+from envqa.core.models import Citation, TrialLabel, TrialResult
 from envqa.prompts.render import render
 
 log = structlog.get_logger(__name__)
@@ -110,7 +110,7 @@ def _label(trial: TrialResult, answer: AnalystAnswer, spec: str, verified: bool,
 def analyze_trial(client: ModelClient, env: Environment, trial: TrialResult, trajectory: Trajectory | None,
                   probe_evidence: list[str], *, token_budget: int = 6000,
                   max_tokens: int = 2048) -> tuple[TrialLabel, Spend]:
-    """Label one trial with the model; raises envqa.errors.ProviderError (the queue's policy handles it)."""
+    """Label one trial with the model; raises envqa.core.errors.ProviderError (the queue's policy handles it)."""
     prompt = build_prompt(env, trial, trajectory, probe_evidence, token_budget)
     answer, result = structured_call(client, system_prompt(), prompt, AnalystAnswer, max_tokens=max_tokens)
     spend = result.spend
@@ -152,8 +152,8 @@ def label_job(args: dict) -> dict:
     have run on another host: its trajectory and verifier output then come from the store."""
     from envqa.agents.providers import create_client
     from envqa.agents.trace_view import load_trajectory
-    from envqa.config import QAConfig
-    from envqa.environment import load_environment
+    from envqa.core.config import QAConfig
+    from envqa.core.environment import load_environment
     from envqa.scheduler.calls import store_at
     from envqa.store.shared_files import for_this_host, trial_files_here
 

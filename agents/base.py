@@ -13,8 +13,8 @@ from typing import Callable, Protocol
 
 from pydantic import BaseModel
 
-from envqa.environment import Environment
-from envqa.sandbox.base import Sandbox
+from envqa.core.environment import Environment
+from envqa.core.sandbox import Sandbox
 
 
 @dataclass

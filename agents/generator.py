@@ -19,8 +19,8 @@ from pydantic import BaseModel, Field
 
 from envqa.agents.providers import Message, ToolCall, create_client
 from envqa.agents.providers.structured import ANSWER_TOOL, structured_job
-from envqa.config import QAConfig
-from envqa.errors import InputError, PatchError
+from envqa.core.config import QAConfig
+from envqa.core.errors import InputError, PatchError
 from envqa.prompts.render import render
 from envqa.scheduler.calls import run_call
 from envqa.store.versions import confined_task_path

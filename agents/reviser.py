@@ -19,10 +19,10 @@ from pydantic import BaseModel, Field
 
 from envqa.agents.providers import Message, ToolCall
 from envqa.agents.providers.structured import ANSWER_TOOL, structured_job
-from envqa.config import QAConfig
-from envqa.environment import iter_files
-from envqa.errors import PatchError
-from envqa.models import Finding, GateCheck, SpecConsistency
+from envqa.core.config import QAConfig
+from envqa.core.environment import iter_files
+from envqa.core.errors import PatchError
+from envqa.core.models import Finding, GateCheck, SpecConsistency
 from envqa.prompts.render import render
 from envqa.scheduler.calls import run_call
 from envqa.store.versions import confined_task_path, make_diff

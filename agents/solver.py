@@ -5,7 +5,7 @@ command is a fresh `bash -c` in the trial's container with a per-command timeout
 observation; the loop ends on the `finish` tool or a limit (steps, wall time from task.toml, tokens).
 Every step is appended to an ATIF trajectory as it happens, so an interrupted trial keeps its prefix.
 
-Provider errors propagate as envqa.errors types (the trial becomes infra with that error class, and the
+Provider errors propagate as envqa.core.errors types (the trial becomes infra with that error class, and the
 scheduler parks or retries); the trajectory is finished first, in `finally`.
 """
 
@@ -17,11 +17,11 @@ import structlog
 
 from envqa.agents.base import AgentContext, AgentRun, register_agent
 from envqa.agents.providers import ModelClient, Spend, ToolDef, create_client, secret_values
-from envqa.agents.providers.base import Message
+from envqa.core.model_client import Message
 from envqa.agents.trajectory import (AgentInfo, AtifToolCall, FinalMetrics, Observation, ObservationResult,
                                      Redactor, StepMetrics, TrajectoryWriter)
-from envqa.config import QAConfig
-from envqa.errors import ProviderError
+from envqa.core.config import QAConfig
+from envqa.core.errors import ProviderError
 from envqa.prompts.render import render
 
 log = structlog.get_logger(__name__)

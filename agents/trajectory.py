@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from envqa.models import utcnow
+from envqa.core.models import utcnow
 from envqa.store.artifacts import write_atomic
 
 ATIF_VERSION = "ATIF-v1.4"

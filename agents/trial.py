@@ -16,15 +16,15 @@ from dataclasses import dataclass
 import structlog
 
 from envqa.agents.base import Agent, AgentContext, AgentRun, create_agent
-from envqa.config import QAConfig
-from envqa.environment import Environment, RewardSource
-from envqa.errors import InfraError
-from envqa.models import Outcome, Phase, PhaseTiming, TrialResult, TrialSpec, utcnow
-from envqa.rewards import VerifierError, parse_pytest, parse_reward_files
-from envqa.sandbox.base import ImageBuildError, Sandbox, SandboxBackend, SandboxSpec
+from envqa.core.config import QAConfig
+from envqa.core.environment import Environment, RewardSource
+from envqa.core.errors import InfraError
+from envqa.core.models import Outcome, Phase, PhaseTiming, TrialResult, TrialSpec, utcnow
+from envqa.core.rewards import VerifierError, parse_pytest, parse_reward_files
+from envqa.core.sandbox import ImageBuildError, Sandbox, SandboxBackend, SandboxSpec
 from envqa.sandbox.network import task_backend
 from envqa.store.artifacts import RunLayout
-from envqa.task_config import NetworkMode
+from envqa.core.task_config import NetworkMode
 
 log = structlog.get_logger(__name__)
 

@@ -3,9 +3,9 @@
 Every simulated task has a known pass probability p, so its true band (below/inside/above [low, high]) is
 known. Each task draws one sequence of Bernoulli(p) outcomes; the fixed sweep calls the band from its first
 30 outcomes' point estimate, the adaptive sweep reads the same sequence one trial at a time and stops by
-envqa.stats.StopRule. Both are scored against p's true band, never against each other.
+envqa.core.stats.StopRule. Both are scored against p's true band, never against each other.
 
-The stopping parameters (the price of a trial, the prior, n_max; envqa.stats.StopRule is a Bayesian
+The stopping parameters (the price of a trial, the prior, n_max; envqa.core.stats.StopRule is a Bayesian
 sequential decision) are chosen on a TUNING split of seeds and then scored on a disjoint SCORING split:
 the rule that is scored never saw the scored tasks. Tuning keeps the most accurate parameter set whose
 trial use is <= the budget (40% of fixed n=30's) on the tuning split. n_min and batch are the product's.
@@ -23,8 +23,8 @@ import json
 import random
 import sys
 
-from envqa.config import SweepSettings
-from envqa.stats import StopRule, band_of_point
+from envqa.core.config import SweepSettings
+from envqa.core.stats import StopRule, band_of_point
 
 FIXED_N = 30
 BUDGET = 0.40

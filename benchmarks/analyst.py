@@ -74,7 +74,7 @@ def build_trial(case: Case, env, workdir: Path):
     """The case as a recorded trial: result, trajectory.json and the verifier's output on disk."""
     from envqa.agents.trajectory import (AgentInfo, AtifToolCall, FinalMetrics, Observation, ObservationResult,
                                          Redactor, TrajectoryWriter)
-    from envqa.models import Outcome, TrialResult
+    from envqa.core.models import Outcome, TrialResult
 
     trial_dir = workdir / case.id
     (trial_dir / "verifier").mkdir(parents=True, exist_ok=True)
@@ -102,8 +102,8 @@ def baseline(case: Case) -> str:
 def measure(root: Path, model: str, config, goal: float) -> dict:
     from envqa.agents.analyst import analyze_trial
     from envqa.agents.providers import create_client
-    from envqa.environment import load_environment
-    from envqa.errors import EnvQAError
+    from envqa.core.environment import load_environment
+    from envqa.core.errors import EnvQAError
 
     cases = load_cases(root)
     client = create_client(model, config)
@@ -150,8 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--goal", type=float, default=0.7, help="agreement the model must reach (default 0.7)")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(REPO))
-    from envqa.config import load_config
-    from envqa.errors import EnvQAError
+    from envqa.core.config import load_config
+    from envqa.core.errors import EnvQAError
 
     if not (args.dir / "cases.yaml").is_file():
         return _usage(f"{args.dir}: no cases.yaml")

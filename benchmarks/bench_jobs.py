@@ -45,7 +45,7 @@ def worker_main(side: str, url: str, queues: str, settings_json: str) -> None:
 
         worker = SimpleWorker([Queue(q, connection=conn) for q in names], connection=conn)
     else:
-        from envqa.config import SchedulerSettings
+        from envqa.core.config import SchedulerSettings
         from envqa.scheduler.worker import QAWorker
 
         worker = QAWorker(names, connection=conn, settings=SchedulerSettings.model_validate_json(settings_json))
@@ -80,7 +80,7 @@ def _log(path: str, **event) -> None:
 def _provider_once(conn, p: dict) -> None:
     import time
 
-    from envqa.errors import RateLimited, TransientProviderError
+    from envqa.core.errors import RateLimited, TransientProviderError
 
     now = time.time()
     if p.get("storm_until") and now < p["storm_until"]:
@@ -104,7 +104,7 @@ def provider_call(payload: dict) -> str:
 
     from redis import Redis
 
-    from envqa.errors import RateLimited, TransientProviderError
+    from envqa.core.errors import RateLimited, TransientProviderError
 
     conn = Redis.from_url(payload["redis_url"])
     _log(payload["log"], ev="start", id=payload["id"])

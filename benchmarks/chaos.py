@@ -31,8 +31,8 @@ from pathlib import Path
 from redis import Redis
 from redis.exceptions import RedisError
 
-from envqa.config import SchedulerSettings
-from envqa.models import TrialSpec
+from envqa.core.config import SchedulerSettings
+from envqa.core.models import TrialSpec
 from envqa.scheduler.broker import Broker
 from envqa.scheduler.embedded import RedisServer, WorkerPool
 from envqa.scheduler.jobs import reconcile, submit

@@ -33,7 +33,7 @@ from redis import Redis
 from rq import Queue, Retry
 from rq.worker import SimpleWorker
 
-from envqa.config import SchedulerSettings
+from envqa.core.config import SchedulerSettings
 from envqa.scheduler.broker import Broker
 from envqa.scheduler.embedded import RedisServer
 from envqa.scheduler.jobs import publish_settings

@@ -25,8 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from envqa.config import load_config
-from envqa.report_html import write_html_report
+from envqa.core.config import load_config
+from envqa.app.report_html import write_html_report
 
 MODELS = ["anthropic/claude-sonnet-4-5", "openai/gpt-5", "anthropic/claude-haiku-4-5", "openai/gpt-5-mini"]
 LABELS = [("capability", "gave-up"), ("legitimate", "solved"), ("brittleness", "flaky-test"),

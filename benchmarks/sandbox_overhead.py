@@ -27,10 +27,10 @@ from pathlib import Path
 import docker.errors
 
 from envqa.agents.trial import run_trial, sandbox_spec
-from envqa.config import load_config
-from envqa.environment import load_environment
-from envqa.models import Outcome, TrialSpec
-from envqa.runner import make_backend
+from envqa.core.config import load_config
+from envqa.core.environment import load_environment
+from envqa.core.models import Outcome, TrialSpec
+from envqa.app.runner import make_backend
 from envqa.store.artifacts import RunLayout
 
 GOAL_RATIO = 1.25

@@ -35,7 +35,7 @@ from pathlib import Path
 from redis import Redis
 from rq import Queue
 
-from envqa.config import SchedulerSettings
+from envqa.core.config import SchedulerSettings
 from envqa.scheduler.broker import Broker
 from envqa.scheduler.embedded import RedisServer, WorkerPool
 from envqa.scheduler.jobs import JobEnvelope, enqueue

@@ -10,7 +10,7 @@ from __future__ import annotations
 import structlog
 
 from envqa.graphs.loop_state import current_env, fresh
-from envqa.notify import notify
+from envqa.app.notify import notify
 
 log = structlog.get_logger(__name__)
 

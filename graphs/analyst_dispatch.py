@@ -1,6 +1,6 @@
 """Hand the trials the rules left open to the analyst model, as calls on its queue, within the budget.
 
-Each trial's analysis is one call (envqa/scheduler/calls.py, the same path as the reviser's and the
+Each trial's analysis is one call (scheduler/calls.py, the same path as the reviser's and the
 generator's calls; its body is agents/analyst.py `label_job`): the model's concurrency limit holds across
 workers, a 429 parks that queue only, transient errors retry with backoff, and a call that gives up leaves
 the trial `unlabeled` with the error class. With no Redis the calls run in-process, one after another.
@@ -18,9 +18,9 @@ import structlog
 
 from envqa.agents.analyst import AnalystJob, analyst_call_id
 from envqa.agents.providers import Spend, check_budget
-from envqa.environment import Environment
+from envqa.core.environment import Environment
 from envqa.graphs.sweep import _spend
-from envqa.models import Finding, TrialLabel, TrialResult
+from envqa.core.models import Finding, TrialLabel, TrialResult
 from envqa.probes.trial_labels import LabelContext, unlabeled
 from envqa.scheduler.calls import Call, results_of, run_calls
 

@@ -2,7 +2,7 @@
 
 Deterministic labels come first (probes/trial_labels.py) and are final. With `[analyst] model` set, the
 model trials the rules leave open (a solver's ordinary pass or fail) are labelled by the analyst model,
-each call a job on that model's own queue (graphs/analyst_dispatch.py, envqa/scheduler/calls.py). Without
+each call a job on that model's own queue (graphs/analyst_dispatch.py, scheduler/calls.py). Without
 one they are stored as `unlabeled`, with the reason in `explanation`. The roll-up (graphs/label_rollup.py) goes into
 state["labels"] for decide and the reviser.
 
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import structlog
 
-from envqa.environment import Environment, load_environment
+from envqa.core.environment import Environment, load_environment
 from envqa.graphs.label_rollup import rollup
-from envqa.models import Finding, TrialLabel, TrialResult
+from envqa.core.models import Finding, TrialLabel, TrialResult
 from envqa.probes.trial_labels import context_for, deterministic_label, unlabeled
 
 log = structlog.get_logger(__name__)

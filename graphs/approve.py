@@ -2,7 +2,7 @@
 
 LangGraph re-runs a node from its start on resume, so everything before `interrupt()` here only reads
 (the proposal was computed and gated by earlier nodes). The answer lives in the store's `approvals`
-table, first decision wins: `qa approve` / `qa reject` (envqa.approvals) record it before they resume the
+table, first decision wins: `qa approve` / `qa reject` (envqa.app.approvals) record it before they resume the
 graph, so a decision already stored is acted on without asking again (also after a crash), and an answer
 given at the interrupt is recorded idempotently.
 

@@ -17,8 +17,8 @@ import structlog
 from pydantic import BaseModel
 
 from envqa.graphs.spend import run_budget
-from envqa.models import Finding, Outcome, Severity, utcnow
-from envqa.stats import band_of_interval, band_of_point
+from envqa.core.models import Finding, Outcome, Severity, utcnow
+from envqa.core.stats import band_of_interval, band_of_point
 
 log = structlog.get_logger(__name__)
 

@@ -24,12 +24,12 @@ from pydantic import BaseModel, Field
 
 from envqa.agents.generator import GeneratedTask, ask_generator, build_prompt, embed_spec, read_spec, \
     write_file_set
-from envqa.environment import load_environment
-from envqa.errors import EnvQAError, PatchError
-from envqa.models import Outcome, TrialResult, TrialSpec
+from envqa.core.environment import load_environment
+from envqa.core.errors import EnvQAError, PatchError
+from envqa.core.models import Outcome, TrialResult, TrialSpec
 from envqa.probes.lint import lint_structure
 from envqa.probes.static import static_findings
-from envqa.sandbox.base import ImageBuildError
+from envqa.core.sandbox import ImageBuildError
 
 log = structlog.get_logger(__name__)
 TAIL = 3000

@@ -78,7 +78,7 @@ def generate_batch(deps, spec_dir: Path, out: Path, count: int) -> Batch:
 def run_loop_on(batch: Batch, config, keep_in_band: bool) -> Batch:
     """The QA loop on each accepted variant (sequentially: each run opens its own executor); with
     `keep_in_band`, variants that are not in band are removed from the output directory."""
-    from envqa.runner import execute_run
+    from envqa.app.runner import execute_run
 
     batch.looped = True
     for v in batch.variants:

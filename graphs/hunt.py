@@ -14,7 +14,7 @@ import structlog
 from envqa.agents.trial import ENVIRONMENT_ERRORS
 from envqa.graphs.loop_state import current_env
 from envqa.graphs.hunt_llm import hunt_llm_and_label
-from envqa.models import Outcome, TrialResult
+from envqa.core.models import Outcome, TrialResult
 from envqa.probes.base import ProbeContext
 from envqa.scheduler.probe_job import dispatch_probes
 from envqa.store.artifacts import RunLayout

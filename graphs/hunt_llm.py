@@ -15,8 +15,8 @@ from __future__ import annotations
 import structlog
 
 from envqa.agents.trace_view import load_trajectory
-from envqa.environment import Environment
-from envqa.models import Finding, Label, Outcome, Severity, TrialLabel, TrialResult, TrialSpec
+from envqa.core.environment import Environment
+from envqa.core.models import Finding, Label, Outcome, Severity, TrialLabel, TrialResult, TrialSpec
 from envqa.probes.base import ProbeContext
 from envqa.probes.regression_exploits import RegressionExploit, exploits_for_env, save_exploit, transcript_of
 from envqa.probes.replay_units import EXPLOIT_REPLAY, SOLVER_REPLAY, exploit_replay_args, solver_replay_args

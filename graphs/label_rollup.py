@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from envqa.models import TrialLabel, TrialResult
+from envqa.core.models import TrialLabel, TrialResult
 
 PROBLEM_LABELS = ("ambiguity", "brittleness", "shortcut")
 ROLLUP_AGENTS = ("solver",)  # the sweep's trials; the hunter looks for shortcuts on purpose and is counted apart

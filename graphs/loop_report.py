@@ -13,8 +13,8 @@ from typing import Any
 from envqa.graphs.decide import band_measure, open_findings
 from envqa.graphs.loop_state import versions_of
 from envqa.graphs.spend import spend_section
-from envqa.models import Finding, TrialResult
-from envqa.notify import notify
+from envqa.core.models import Finding, TrialResult
+from envqa.app.notify import notify
 from envqa.probes.coverage import coverage_section
 from envqa.store.artifacts import RunLayout
 
@@ -131,7 +131,7 @@ def awaiting_report(deps, state, payload: dict) -> dict:
     body = report_body(deps, state, "awaiting_approval", None, pending=payload)
     deps.store.save_pending_report(state["run_id"], body)
     RunLayout(deps.config.runs_dir, state["run_id"]).write_report(body)
-    from envqa.report_html import try_write_html_report  # the HTML view exists before anyone is asked (#14)
+    from envqa.app.report_html import try_write_html_report  # the HTML view exists before anyone is asked (#14)
 
     try_write_html_report(deps.config, state["run_id"])
     return body

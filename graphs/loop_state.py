@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, TypedDict
 
-from envqa.environment import Environment
+from envqa.core.environment import Environment
 from envqa.store.versions import VersionStore
 
 _RESET = "__reset__"

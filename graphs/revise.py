@@ -16,9 +16,9 @@ import structlog
 
 from envqa.agents.fixers import actionable, mechanical_fix
 from envqa.agents.reviser import answer_diff, ask_reviser, build_prompt
-from envqa.environment import load_environment
-from envqa.errors import PatchError
-from envqa.models import Finding, GateCheck, GateResult, Proposal, SpecConsistency, TrialResult
+from envqa.core.environment import load_environment
+from envqa.core.errors import PatchError
+from envqa.core.models import Finding, GateCheck, GateResult, Proposal, SpecConsistency, TrialResult
 from envqa.graphs.spend import run_budget
 from envqa.probes.gate import GateInputs, feedback, run_gate
 from envqa.probes.spec_consistency import check_revision, spec_of

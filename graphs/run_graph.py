@@ -21,7 +21,7 @@ from typing import Callable
 from langgraph.graph import END, START, StateGraph
 
 from envqa.agents.generator import is_spec_dir
-from envqa.config import QAConfig
+from envqa.core.config import QAConfig
 from envqa.graphs.adopt import adopt_node
 from envqa.graphs.approve import approve_node, route_after_approve
 from envqa.graphs.decide import decide_node, route_after_decide
@@ -30,12 +30,12 @@ from envqa.graphs.hunt import hunt_node
 from envqa.graphs.loop_report import report_node
 from envqa.graphs.loop_state import RunState, current_env, versions_of
 from envqa.graphs.sweep import check_models, sweep_node
-from envqa.models import Outcome, TrialSpec
-from envqa.notify import notify
+from envqa.core.models import Outcome, TrialSpec
+from envqa.app.notify import notify
 from envqa.probes.inconclusive import build_failure_update, validation_update
 from envqa.probes.lint import lint_structure
 from envqa.probes.validation import build_failed_finding, validation_findings
-from envqa.sandbox.base import ImageBuildError, SandboxBackend
+from envqa.core.sandbox import ImageBuildError, SandboxBackend
 from envqa.scheduler.local import Executor
 from envqa.store.db import Store
 

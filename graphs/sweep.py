@@ -3,7 +3,7 @@
 The first round runs one trial per model (a bad key or endpoint surfaces after a single call); each
 later round sends every still-open model's next batch to `deps.executor.run` together, so the scheduler
 can run models in parallel on their own queues. Between rounds the node checks, per model, the
-adaptive stopping rule (envqa/stats.py) and, for the run, the budget caps; a reached cap stops new
+adaptive stopping rule (core/stats.py) and, for the run, the budget caps; a reached cap stops new
 trials cleanly and is reported under `sweep.budget_stop`. Infra trials (rate limits, provider or
 sandbox failures) are kept and counted separately: never a fail, never in a pass rate. A rejected API
 key stops the run with ProviderAuthError (exit 2) instead of burning the remaining trials.
@@ -17,11 +17,11 @@ import structlog
 
 from envqa.agents.providers import Spend, check_budget, create_client
 from envqa.agents.trajectory import read_final_metrics
-from envqa.config import QAConfig
+from envqa.core.config import QAConfig
 from envqa.graphs.loop_state import current_env
-from envqa.errors import ProviderAuthError
-from envqa.models import Outcome, TrialResult, TrialSpec
-from envqa.stats import StopRule, pass_at_k, summarize, wilson
+from envqa.core.errors import ProviderAuthError
+from envqa.core.models import Outcome, TrialResult, TrialSpec
+from envqa.core.stats import StopRule, pass_at_k, summarize, wilson
 
 log = structlog.get_logger(__name__)
 

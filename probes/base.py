@@ -16,11 +16,11 @@ import structlog
 
 from envqa.agents.base import Agent, AgentContext, AgentRun, create_agent
 from envqa.agents.trial import run_trial
-from envqa.config import QAConfig
-from envqa.environment import Environment
-from envqa.errors import InfraError
-from envqa.models import Finding, Outcome, Phase, TrialResult, TrialSpec
-from envqa.sandbox.base import Sandbox, SandboxBackend, SandboxSpec
+from envqa.core.config import QAConfig
+from envqa.core.environment import Environment
+from envqa.core.errors import InfraError
+from envqa.core.models import Finding, Outcome, Phase, TrialResult, TrialSpec
+from envqa.core.sandbox import Sandbox, SandboxBackend, SandboxSpec
 from envqa.scheduler.policy import TRANSIENT_INFRA
 from envqa.scheduler.queues import SANDBOX_QUEUE, queue_settings
 from envqa.sandbox.network import AllowlistBackend, allowlist_of

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from contextlib import contextmanager, nullcontext
 
-from envqa.environment import Environment
-from envqa.models import Finding, Label, Severity
+from envqa.core.environment import Environment
+from envqa.core.models import Finding, Label, Severity
 from envqa.probes.base import ProbeContext, register_probe
 from envqa.probes.strace_rules import describe
-from envqa.task_config import NetworkMode
+from envqa.core.task_config import NetworkMode
 
 
 def allows_network(env: Environment) -> bool:

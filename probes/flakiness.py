@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from envqa.agents.trial import run_verifier
-from envqa.environment import Environment
-from envqa.models import Finding, Label, Outcome, Severity, TrialResult
+from envqa.core.environment import Environment
+from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
 from envqa.probes.base import ProbeContext, register_probe
 from envqa.probes.validation import trial_evidence
-from envqa.sandbox.base import Sandbox
+from envqa.core.sandbox import Sandbox
 
 
 @register_probe("oracle_runs")

@@ -19,14 +19,14 @@ from dataclasses import dataclass
 
 import structlog
 
-from envqa.config import QAConfig
-from envqa.environment import Environment
-from envqa.models import Finding, GateCheck, GateResult, Outcome, TrialResult, TrialSpec
+from envqa.core.config import QAConfig
+from envqa.core.environment import Environment
+from envqa.core.models import Finding, GateCheck, GateResult, Outcome, TrialResult, TrialSpec
 from envqa.probes.regression_exploits import exploits_for_env
 from envqa.probes.replay_units import EXPLOIT_REPLAY, SOLVER_REPLAY, exploit_replay_args, solver_replay_args
 from envqa.probes.solver_passes import solver_commands
 from envqa.probes.static import static_findings
-from envqa.sandbox.base import ImageBuildError, SandboxBackend
+from envqa.core.sandbox import ImageBuildError, SandboxBackend
 from envqa.scheduler.probe_job import dispatch_probes, dispatch_replays
 
 log = structlog.get_logger(__name__)

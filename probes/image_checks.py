@@ -15,13 +15,13 @@ from pathlib import Path
 
 import structlog
 
-from envqa.adapter_passwords import keys_payload
-from envqa.config import QAConfig
-from envqa.environment import Environment
-from envqa.models import Finding, Label, Severity
-from envqa.parsers.shell import SHELLS, parse_script
+from envqa.core.adapter_passwords import keys_payload
+from envqa.core.config import QAConfig
+from envqa.core.environment import Environment
+from envqa.core.models import Finding, Label, Severity
+from envqa.core.parsers.shell import SHELLS, parse_script
 from envqa.probes.static import _rel, test_script
-from envqa.sandbox.base import SandboxBackend, SandboxSpec
+from envqa.core.sandbox import SandboxBackend, SandboxSpec
 
 log = structlog.get_logger(__name__)
 
@@ -109,7 +109,7 @@ def test_literals(env: Environment) -> list[str]:
 def verifier_commands(env: Environment) -> dict[str, str]:
     """Programs test.sh runs (after runners such as bash/python3), with the line they are on.
 
-    Commands come from the bash parser (envqa/parsers/shell.py): redirections and `|| true` are not
+    Commands come from the bash parser (core/parsers/shell.py): redirections and `|| true` are not
     programs, `sh -c "…"` strings are looked into, and lines that can never run are left out."""
     script = test_script(env)
     if script is None:
@@ -159,7 +159,7 @@ def image_findings(env: Environment, backend: SandboxBackend, image: str, config
 def archive_findings(sandbox, task: str = "") -> list[Finding]:
     """encrypted-solution-in-image: judged by name, path and member names, whether or not a password opens it.
 
-    The published adapter passwords (envqa/adapter_passwords.toml) and the task's name are tried on each
+    The published adapter passwords (core/adapter_passwords.toml) and the task's name are tried on each
     encrypted hit; the evidence names the one that opened it and where it is published."""
     keys = json.dumps(keys_payload(task)).encode()
     res = sandbox.exec(["python3", "-c", FIND_ARCHIVES], input=keys, timeout=180)

@@ -20,9 +20,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from envqa.config import QAConfig
-from envqa.environment import Environment
-from envqa.models import Finding, Outcome, TrialResult
+from envqa.core.config import QAConfig
+from envqa.core.environment import Environment
+from envqa.core.models import Finding, Outcome, TrialResult
 from envqa.probes.static import fetch_commands, pip_args, task_network_cut
 from envqa.sandbox.images import rewrite_dockerfile
 

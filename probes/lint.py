@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
-from envqa.environment import Environment
-from envqa.models import Finding, Label, Severity
-from envqa.parsers.dockerfile import instruction_spans
+from envqa.core.environment import Environment
+from envqa.core.models import Finding, Label, Severity
+from envqa.core.parsers.dockerfile import instruction_spans
 
 LEAKY = re.compile(r"(^|[\s/])(solution|solve\.sh|solution\.sh|tests?|test\.sh|run-tests\.sh|test_outputs\.py)(/|\s|$)")
 

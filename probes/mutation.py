@@ -16,10 +16,10 @@ from pathlib import Path
 
 import structlog
 
-from envqa.environment import Environment
-from envqa.models import Finding, Label, Severity, TrialResult
+from envqa.core.environment import Environment
+from envqa.core.models import Finding, Label, Severity, TrialResult
 from envqa.probes.flakiness import verdict_on_state
-from envqa.sandbox.base import Sandbox
+from envqa.core.sandbox import Sandbox
 
 log = structlog.get_logger(__name__)
 

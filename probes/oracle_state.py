@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 
-from envqa.models import Finding, Label, Outcome, Severity, TrialResult
+from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
 from envqa.probes.base import ProbeContext, register_probe
 from envqa.probes.flakiness import rerun_findings
 from envqa.probes.mutation import output_files, mutation_findings
 from envqa.probes.strace_rules import pass_findings
-from envqa.sandbox.base import Sandbox
+from envqa.core.sandbox import Sandbox
 
 MIN_LEAK_BYTES = 16
 

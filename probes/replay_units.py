@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from envqa.models import Finding
+from envqa.core.models import Finding
 from envqa.probes.base import ProbeContext
 from envqa.probes.regression_exploits import RegressionExploit, replay_exploit
 from envqa.probes.solver_passes import ReplayAgent

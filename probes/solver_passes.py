@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from envqa.agents.base import AgentContext, AgentRun
 from envqa.agents.trajectory import Trajectory
-from envqa.models import Finding, Outcome, TrialResult
+from envqa.core.models import Finding, Outcome, TrialResult
 from envqa.probes.base import ProbeContext, register_probe
 from envqa.probes.strace_rules import pass_findings, wrapped_tools
 

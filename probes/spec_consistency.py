@@ -20,7 +20,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from envqa.models import SpecCheck, SpecConsistency
+from envqa.core.models import SpecCheck, SpecConsistency
 
 _CODE = re.compile(r"`([^`\n]{1,120})`")
 _DOUBLE = re.compile(r'"([^"\n]{1,80})"')

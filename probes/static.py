@@ -10,8 +10,8 @@ Rules (ids are stable; each finding carries file:line, why it matters and a fix)
   root-agent (opt-in)             the agent runs as root
   unpinned-base-image (opt-in)    FROM without a tag or with :latest
 
-Shell text (test.sh, every RUN) goes through envqa/parsers/shell.py (bashlex) and Dockerfiles through
-envqa/parsers/dockerfile.py (dockerfile-parse): commands, not whitespace-split lines, so `|| true`,
+Shell text (test.sh, every RUN) goes through core/parsers/shell.py (bashlex) and Dockerfiles through
+core/parsers/dockerfile.py (dockerfile-parse): commands, not whitespace-split lines, so `|| true`,
 redirections and continuations are never mistaken for packages, and lines that cannot run are skipped.
 """
 
@@ -22,13 +22,13 @@ from pathlib import Path
 
 import yaml
 
-from envqa.environment import Environment
-from envqa.models import Finding, Label, Severity
+from envqa.core.environment import Environment
+from envqa.core.models import Finding, Label, Severity
 from envqa.probes.base import ProbeContext, register_probe
-from envqa.parsers.dockerfile import parse_dockerfile
-from envqa.parsers.pip import pip_args, unpinned_packages
-from envqa.parsers.shell import Command, parse_script
-from envqa.task_config import NetworkMode
+from envqa.core.parsers.dockerfile import parse_dockerfile
+from envqa.core.parsers.pip import pip_args, unpinned_packages
+from envqa.core.parsers.shell import Command, parse_script
+from envqa.core.task_config import NetworkMode
 
 REWARD_FILE = re.compile(r"reward\.(txt|json)$")
 SUCCESS = re.compile(r"""^(1|1\.0+|\{\s*"reward"\s*:\s*1(\.0+)?\s*\})$""")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 
-from envqa.models import Finding, Label, Phase, Severity
+from envqa.core.models import Finding, Label, Phase, Severity
 from envqa.probes.base import HuntTrial
 from envqa.probes.wrap_tools import wrapped_tools  # re-exported: which binaries would be a wrapped tool
 from envqa.sandbox.strace import StraceEvent

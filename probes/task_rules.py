@@ -13,8 +13,8 @@ from __future__ import annotations
 import ast
 import tomllib
 
-from envqa.environment import Environment
-from envqa.models import Finding, Label, Severity
+from envqa.core.environment import Environment
+from envqa.core.models import Finding, Label, Severity
 from envqa.probes.static import _rel
 
 MIN_AGENT_SEC, MIN_VERIFIER_SEC, MAX_SEC = 10.0, 5.0, 24 * 3600.0

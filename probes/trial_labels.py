@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from envqa.agents.trial import ENVIRONMENT_ERRORS
-from envqa.models import Citation, Finding, Outcome, Phase, TrialLabel, TrialResult
+from envqa.core.models import Citation, Finding, Outcome, Phase, TrialLabel, TrialResult
 from envqa.probes.base import HuntTrial
 from envqa.probes.strace_rules import describe, hidden_reads, strace_evidence, tool_execs, verifier_log_writes
 from envqa.probes.wrap_tools import wrapped_tools

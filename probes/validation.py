@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from envqa.models import Finding, Label, Outcome, Severity, TrialResult
+from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
 
 
 def _tail(result: TrialResult, lines: int = 12) -> str:

@@ -22,9 +22,9 @@ import requests.exceptions
 import structlog
 import urllib3.exceptions
 
-from envqa.environment import Environment
+from envqa.core.environment import Environment
 from envqa.sandbox import docker_adapter
-from envqa.sandbox.base import BuildLog, ImageBuildError, SandboxBackend, SandboxError, SandboxSpec
+from envqa.core.sandbox import BuildLog, ImageBuildError, SandboxBackend, SandboxError, SandboxSpec
 from envqa.sandbox.docker_sandbox import DockerSandbox, docker_client, session_labels  # noqa: F401  (re-exported)
 from envqa.sandbox.images import build_context_tar, image_tag, rewrite_dockerfile
 

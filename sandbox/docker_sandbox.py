@@ -23,7 +23,7 @@ import requests.exceptions
 import structlog
 
 from envqa.sandbox import docker_adapter
-from envqa.sandbox.base import ExecResult, OutputBuffer, Sandbox, SandboxError, SandboxSpec
+from envqa.core.sandbox import ExecResult, OutputBuffer, Sandbox, SandboxError, SandboxSpec
 from envqa.sandbox.images import tar_bytes, tar_dirs, tar_many, tar_path
 from envqa.sandbox.limits import DiskWatch, clear_if_saturated
 

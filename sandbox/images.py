@@ -15,7 +15,7 @@ import re
 import tarfile
 from pathlib import Path
 
-from envqa.environment import iter_files
+from envqa.core.environment import iter_files
 
 FROM_RE = re.compile(r"^(\s*FROM\s+)((?:--\S+\s+)*)(\S+)(.*)$", re.IGNORECASE)
 IMAGE_REPO = "envqa-env"

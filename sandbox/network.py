@@ -21,7 +21,7 @@ from pathlib import Path
 import docker.errors
 import structlog
 
-from envqa.sandbox.base import Sandbox, SandboxBackend, SandboxError, SandboxSpec
+from envqa.core.sandbox import Sandbox, SandboxBackend, SandboxError, SandboxSpec
 from envqa.sandbox.docker_backend import session_labels
 from envqa.sandbox.images import tar_bytes, tar_path
 
@@ -179,7 +179,7 @@ class AllowlistBackend(SandboxBackend):
 
 def allowlist_of(env) -> list[str] | None:
     """The hosts an allowlist-mode task may reach (agent phase), or None when the task is not in that mode."""
-    from envqa.task_config import NetworkMode
+    from envqa.core.task_config import NetworkMode
 
     c = env.config
     if (c.agent.network_mode or c.environment.baseline_network()) != NetworkMode.ALLOWLIST:

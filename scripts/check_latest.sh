@@ -49,7 +49,7 @@ EOF
 
 say "smoke subset: ${SMOKE[*]}"
 # From a scratch directory, with pytest's own entry point: neither the tests nor the worker processes they
-# start (`python -m envqa.cli worker`, which puts its cwd first on sys.path) can import the work tree's
+# start (`python -m envqa.app.cli worker`, which puts its cwd first on sys.path) can import the work tree's
 # envqa/ instead of the throwaway install, so the code under test runs with the newest dependencies.
 mkdir -p "$tmp/run"
 repo="$PWD"

@@ -67,6 +67,6 @@ if [ ! -f "$stamp" ] || [ requirements.lock -nt "$stamp" ] || [ pyproject.toml -
   "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps --no-build-isolation -e . \
     2> >(grep -v '^WARNING: Location' >&2)
   "$VENV/bin/pip" check >/dev/null || { "$VENV/bin/pip" check >&2; echo "setup: the lock is inconsistent" >&2; exit 3; }
-  "$VENV/bin/python" -c 'import envqa.cli' && touch "$stamp"
+  "$VENV/bin/python" -c 'import envqa.app.cli' && touch "$stamp"
 fi
 say "ready: $VENV/bin/qa"

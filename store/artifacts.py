@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from envqa.models import TrialResult
+from envqa.core.models import TrialResult
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from contextlib import ExitStack
 
-from envqa.config import QAConfig
+from envqa.core.config import QAConfig
 
 SETUP_LOCK = 0x656E7663
 

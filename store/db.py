@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from envqa.models import Finding, Proposal, TrialLabel, TrialResult, VersionInfo, utcnow
+from envqa.core.models import Finding, Proposal, TrialLabel, TrialResult, VersionInfo, utcnow
 from envqa.store.loop_records import LoopRecords
 from envqa.store.migrations import migrate
 from envqa.store.postgres import PgConnection, store_url

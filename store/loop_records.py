@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from envqa.models import utcnow
+from envqa.core.models import utcnow
 
 # config_json: the run's effective configuration, so that `qa approve` in another process (or on a worker)
 # continues the run with the flags it was started with (models, trials, oracle runs), not its own.

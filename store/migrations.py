@@ -11,7 +11,7 @@ Add a migration by appending (next number, name, statements); never edit or renu
 
 from __future__ import annotations
 
-from envqa.models import utcnow
+from envqa.core.models import utcnow
 from envqa.store.postgres import split_script
 
 MIGRATIONS: list[tuple[int, str, list[str]]] = [

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from envqa.errors import InfraError
+from envqa.core.errors import InfraError
 
 PG_BIN_DIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
 

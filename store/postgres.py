@@ -170,7 +170,7 @@ def store_url(target: object) -> str | None:
         return str(target)
     url = os.environ.get("QA_STORE_URL", "").strip()
     if url and not is_postgres_url(url):
-        from envqa.errors import InputError
+        from envqa.core.errors import InputError
 
         raise InputError("QA_STORE_URL", "must be a postgresql://user@host/db URL (unset it for the SQLite store)")
     return url or None

@@ -22,7 +22,7 @@ import tarfile
 import zlib
 from pathlib import Path
 
-from envqa.models import utcnow
+from envqa.core.models import utcnow
 
 MAX_FILE_BYTES = 2 * 1024 * 1024  # per artifact file, before compression
 MAX_TRIAL_BYTES = 16 * 1024 * 1024  # all of one trial's files, before compression
@@ -86,7 +86,7 @@ def publish_environment(store, root: Path, version: str) -> bool:
         tar.add(str(root), arcname=".")
     data = buf.getvalue()
     if len(data) > MAX_BUNDLE_BYTES:
-        from envqa.errors import InputError
+        from envqa.core.errors import InputError
 
         raise InputError(str(root), f"the task directory is {len(data)} bytes compressed; workers on other hosts "
                                     f"receive it through the store, capped at {MAX_BUNDLE_BYTES}")

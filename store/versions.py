@@ -18,10 +18,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from envqa.config import QAConfig
-from envqa.environment import Environment, content_hash, iter_files, load_environment
-from envqa.errors import InputError, PatchError
-from envqa.models import VersionInfo
+from envqa.core.config import QAConfig
+from envqa.core.environment import Environment, content_hash, iter_files, load_environment
+from envqa.core.errors import InputError, PatchError
+from envqa.core.models import VersionInfo
 from envqa.store.db import Store
 
 HARBOR_FILES = ("instruction.md", "task.toml")

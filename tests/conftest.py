@@ -36,7 +36,7 @@ def docker_client():
 
 @pytest.fixture(scope="session")
 def base_image(docker_client):
-    from envqa.config import DEFAULT_BASE_IMAGE
+    from envqa.core.config import DEFAULT_BASE_IMAGE
 
     try:
         docker_client.images.get(DEFAULT_BASE_IMAGE)
@@ -47,14 +47,14 @@ def base_image(docker_client):
 
 @pytest.fixture
 def qa_config(tmp_path):
-    from envqa.config import load_config
+    from envqa.core.config import load_config
 
     return load_config(None, {"home": str(tmp_path / "qa-home")})
 
 
 @pytest.fixture(scope="session")
 def docker_backend(docker_client, base_image):
-    from envqa.config import SandboxSettings
+    from envqa.core.config import SandboxSettings
     from envqa.sandbox.docker_backend import DockerBackend
 
     return DockerBackend(image_map=SandboxSettings().resolved_image_map(), client=docker_client)

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-ROLE_DIRS = {"envqa": "envqa", "agents": "envqa.agents", "graphs": "envqa.graphs", "sandbox": "envqa.sandbox",
-             "probes": "envqa.probes", "store": "envqa.store", "prompts": "envqa.prompts"}
-BARE = ["agents", "graphs", "sandbox", "probes", "store", "prompts"]
+LAYER_DIRS = ["core", "agents", "probes", "graphs", "sandbox", "store", "scheduler", "app", "demo", "prompts"]
+ROLE_DIRS = {"envqa": "envqa", **{d: f"envqa.{d}" for d in LAYER_DIRS}}
+BARE = LAYER_DIRS
 
 
 def _declared() -> tuple[set[str], dict[str, str]]:
@@ -77,7 +77,7 @@ def test_regular_install_has_only_the_envqa_namespace(tmp_path, source_copy):
                   if p.name.startswith("envqa") or p.name in BARE or p.name in ("tests", "examples"))
     assert [n for n in ours if not n.endswith(".dist-info")] == ["envqa"], ours
     assert len([n for n in ours if n.endswith(".dist-info")]) == 1
-    for sub in ("agents", "graphs", "sandbox", "probes", "store", "prompts", "scheduler"):
+    for sub in LAYER_DIRS:
         assert (site / "envqa" / sub / "__init__.py").is_file(), f"envqa.{sub} not installed"
     blank = site / "envqa" / "agents" / "generator_templates" / "blank"  # `qa new`'s template (issue 13)
     assert (blank / "solution" / "solve.sh").is_file() and (blank / "environment" / "Dockerfile").is_file()

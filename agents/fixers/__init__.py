@@ -19,8 +19,8 @@ from typing import Callable
 
 import jinja2
 
-from envqa.environment import Environment, load_environment
-from envqa.models import Finding, Severity
+from envqa.core.environment import Environment, load_environment
+from envqa.core.models import Finding, Severity
 
 TEMPLATES = Path(__file__).parent / "templates"
 

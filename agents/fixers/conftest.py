@@ -5,7 +5,7 @@ Covers exploit-workspace-conftest. Every pytest invocation in test.sh gets `--ro
 test files in /tests rather than copies placed in the agent's workspace (a copy's directory is where a
 planted conftest.py is picked up). The copy lines go.
 
-Which lines run pytest or copy the tests is decided by the shell parser (envqa/parsers/shell.py, bashlex),
+Which lines run pytest or copy the tests is decided by the shell parser (core/parsers/shell.py, bashlex),
 as the probes decide it: a pytest word in a heredoc, a comment or an echoed string is not a command and is
 left alone. The rewrite itself is per line (the parser gives each command's line).
 """
@@ -16,8 +16,8 @@ import re
 import shlex
 
 from envqa.agents.fixers import FixContext, register_fixer
-from envqa.models import Finding
-from envqa.parsers.shell import Command, parse_script
+from envqa.core.models import Finding
+from envqa.core.parsers.shell import Command, parse_script
 
 RULES = ("exploit-workspace-conftest",)
 PYTEST = re.compile(r"(?P<cmd>(?:python3?\s+-m\s+)?py\.?test\b)(?P<args>[^&|;]*)")

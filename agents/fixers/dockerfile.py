@@ -1,6 +1,6 @@
 """Small Dockerfile editing helpers the fixers share: instructions with their line spans, removal, sources.
 
-Instructions come from the kept parser (envqa/parsers/dockerfile.py, dockerfile-parse underneath), the
+Instructions come from the kept parser (core/parsers/dockerfile.py, dockerfile-parse underneath), the
 same reading the rules use: a comment inside a `\\` continuation stays inside its instruction, a
 `RUN <<EOF` heredoc ends at its terminator (its body lines are never instructions of their own), `COPY
 --chown=… src dst` and exec-form `COPY ["src", "dst"]` give their real sources, and `${ARG}` in a COPY is
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from envqa.parsers.dockerfile import Span, instruction_spans
+from envqa.core.parsers.dockerfile import Span, instruction_spans
 
 
 @dataclass

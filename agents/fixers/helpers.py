@@ -14,8 +14,8 @@ from pathlib import Path
 
 from envqa.agents.fixers import FixContext, register_fixer
 from envqa.agents.fixers.dockerfile import copy_target, instructions, remove, workdir_before
-from envqa.models import Finding
-from envqa.parsers.shell import parse_script
+from envqa.core.models import Finding
+from envqa.core.parsers.shell import parse_script
 
 RULES = ("exploit-verifier-helper", "verifier-runs-image-file")
 IMAGE_PATH = re.compile(r"(?:^|\s)(/[\w./+-]+) is in the image|overwrote (/[\w./+-]+)")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from envqa.agents.fixers import FixContext, register_fixer
 from envqa.agents.fixers.dockerfile import Instruction, copy_target, instructions, remove, workdir_before
-from envqa.models import Finding
+from envqa.core.models import Finding
 
 COPY_RULES = {"dockerfile-copies-solution": "solution", "dockerfile-copies-tests": "tests"}
 LEAK_RULES = ("exploit-leaked-answers", "solution-output-in-image", "test-literals-in-image")

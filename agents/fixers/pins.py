@@ -12,10 +12,10 @@ import re
 from pathlib import Path
 
 from envqa.agents.fixers import FixContext, register_fixer
-from envqa.models import Finding
-from envqa.parsers.dockerfile import instruction_spans, parse_dockerfile
-from envqa.parsers.pip import pip_args, unpinned_packages
-from envqa.parsers.shell import logical_line_end, parse_script
+from envqa.core.models import Finding
+from envqa.core.parsers.dockerfile import instruction_spans, parse_dockerfile
+from envqa.core.parsers.pip import pip_args, unpinned_packages
+from envqa.core.parsers.shell import logical_line_end, parse_script
 
 RULES = ("unpinned-python-dependency",)
 LOC = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+)")
@@ -27,7 +27,7 @@ def canonical(name: str) -> str:
 
 def image_packages(backend, env, config) -> dict[str, str]:
     """canonical name -> version installed in the environment's image (empty when it has no pip)."""
-    from envqa.sandbox.base import SandboxSpec
+    from envqa.core.sandbox import SandboxSpec
 
     tag, _built = backend.ensure_image(env)
     spec = SandboxSpec(image=tag, network="none", memory_mb=512, pids_limit=256, labels={"envqa.probe": "pin-fixer"},
@@ -45,7 +45,7 @@ def image_packages(backend, env, config) -> dict[str, str]:
 def _pip_commands(ctx: FixContext, path: Path) -> list[tuple[int, int, list[str]]]:
     """(first line, end line, unpinned names) of every pip install in a Dockerfile or script, 0-based lines.
 
-    The same reading as the rule (envqa/parsers): `|| true`, redirections, heredoc bodies and `\\`
+    The same reading as the rule (core/parsers): `|| true`, redirections, heredoc bodies and `\\`
     continuations are understood, so a package on a continuation line is found and pinned where it is."""
     text = path.read_text(errors="replace")
     lines = text.splitlines()

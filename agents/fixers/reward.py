@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from envqa.agents.fixers import FixContext, register_fixer, render_template
-from envqa.models import Finding
+from envqa.core.models import Finding
 
 RULES = ("reward-written-unconditionally", "reward-not-written-on-failure", "exploit-reward-tamper", "nop-passes",
          "verifier-error")

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 
 from envqa.agents.fixers import FixContext, register_fixer
-from envqa.models import Finding
-from envqa.parsers.pip import pip_args
-from envqa.parsers.shell import Command, logical_line_end, parse_script
+from envqa.core.models import Finding
+from envqa.core.parsers.pip import pip_args
+from envqa.core.parsers.shell import Command, logical_line_end, parse_script
 
 INSTALL_RULES = ("verifier-installs-at-runtime",)
 APT = {"apt", "apt-get"}

@@ -5,10 +5,10 @@
 
 from __future__ import annotations
 
-from envqa.agents.providers.base import Completion, Message, ModelClient, ToolCall, ToolDef, Usage
+from envqa.core.model_client import Completion, Message, ModelClient, ToolCall, ToolDef, Usage
 from envqa.agents.providers.pricing import Spend, check_budget, cost_usd, price_for
 from envqa.agents.providers.spec import ModelSpec, api_key_for, base_url_for, endpoint_for
-from envqa.config import QAConfig
+from envqa.core.config import QAConfig
 
 
 def create_client(spec_text: str, config: QAConfig) -> ModelClient:
@@ -31,7 +31,7 @@ def secret_values(config: QAConfig) -> list[str]:
     """Every configured provider key present in this process: what redaction must never let through."""
     import os
 
-    from envqa.config import default_providers
+    from envqa.core.config import default_providers
 
     names = {e.api_key_env for e in [*config.providers.values(), *default_providers().values()] if e.api_key_env}
     return [v for n in sorted(names) if (v := os.environ.get(n)) and len(v) >= 6]

@@ -13,7 +13,7 @@ from typing import Callable, TypeVar
 import structlog
 
 from envqa.agents.providers.errors import classify
-from envqa.errors import TransientProviderError
+from envqa.core.errors import TransientProviderError
 
 T = TypeVar("T")
 log = structlog.get_logger(__name__)

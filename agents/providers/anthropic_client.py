@@ -7,9 +7,9 @@ from typing import Any
 import anthropic
 
 from envqa.agents.providers._retry import call_with_retries
-from envqa.agents.providers.base import Completion, Message, ToolCall, ToolDef, Usage
+from envqa.core.model_client import Completion, Message, ToolCall, ToolDef, Usage
 from envqa.agents.providers.pricing import cost_usd
-from envqa.config import Price, ProviderEndpoint
+from envqa.core.config import Price, ProviderEndpoint
 
 
 class AnthropicClient:

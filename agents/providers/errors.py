@@ -10,7 +10,7 @@ from __future__ import annotations
 import anthropic
 import openai
 
-from envqa.errors import (ContextTooLong, InvalidRequest, ProviderAuthError, ProviderError, ProviderOverloaded,
+from envqa.core.errors import (ContextTooLong, InvalidRequest, ProviderAuthError, ProviderError, ProviderOverloaded,
                           RateLimited, TransientProviderError)
 
 _CONTEXT_MARKERS = ("prompt is too long", "context_length_exceeded", "maximum context length",

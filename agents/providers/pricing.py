@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from envqa.agents.providers.base import Usage
-from envqa.config import BudgetSettings, Price, QAConfig, default_prices
+from envqa.core.model_client import Usage
+from envqa.core.config import BudgetSettings, Price, QAConfig, default_prices
 
 
 def price_for(spec: str, config: QAConfig) -> Price | None:

@@ -10,8 +10,8 @@ import os
 
 from pydantic import BaseModel
 
-from envqa.config import ProviderEndpoint, QAConfig, default_providers
-from envqa.errors import InputError, ProviderAuthError
+from envqa.core.config import ProviderEndpoint, QAConfig, default_providers
+from envqa.core.errors import InputError, ProviderAuthError
 
 
 class ModelSpec(BaseModel):

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from envqa.agents.providers.base import Message, ModelClient, ToolDef
+from envqa.core.model_client import Message, ModelClient, ToolDef
 from envqa.agents.providers.errors import MalformedOutput
 from envqa.agents.providers.pricing import Spend
 
@@ -74,7 +74,7 @@ def structured_job(args: dict, system: str, schema: type[M], max_tokens_of) -> d
     the model, the prompt and an optional prior transcript; provider errors propagate to the worker's policy.
     `max_tokens_of(config)` picks the caller's own output cap."""
     from envqa.agents.providers import create_client
-    from envqa.config import QAConfig
+    from envqa.core.config import QAConfig
 
     config = QAConfig.model_validate(args["config"])
     client = create_client(args["model"], config)

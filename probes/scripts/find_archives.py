@@ -1,7 +1,7 @@
 """Runs INSIDE the environment's image (python3, stdlib only): encrypted files and archives whose name,
 path or member names point at a solution or expected outputs. Prints one JSON list on stdout.
 
-stdin (optional) is a JSON list of {value, origin}: published adapter passwords (envqa/adapter_passwords.toml).
+stdin (optional) is a JSON list of {value, origin}: published adapter passwords (core/adapter_passwords.toml).
 Each encrypted hit is tried with them (openssl enc, Fernet as TheAgentCompany uses it, zip, BrowseComp-style
 XOR, gpg); the one that opens it is reported with its origin.
 

@@ -17,9 +17,9 @@ from qa_testkit import EXAMPLES, run_qa, wait_for
 
 from envqa.agents.trajectory import (AgentInfo, AtifToolCall, Observation, ObservationResult, Redactor,
                                      TrajectoryWriter)
-from envqa.config import QAConfig
-from envqa.environment import load_environment
-from envqa.models import Outcome, TrialResult
+from envqa.core.config import QAConfig
+from envqa.core.environment import load_environment
+from envqa.core.models import Outcome, TrialResult
 from envqa.agents.analyst import AnalystJob, analyst_call_id
 from envqa.scheduler.calls import Call, run_calls
 from envqa.scheduler.embedded import RedisServer, WorkerPool

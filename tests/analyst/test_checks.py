@@ -10,7 +10,7 @@ from __future__ import annotations
 from envqa.agents.analyst import AnalystAnswer, AnalystCitation, check_answer
 from envqa.agents.trace_view import CHARS_PER_TOKEN, compress
 from envqa.agents.trajectory import AtifToolCall, Observation, ObservationResult, Step, Trajectory, AgentInfo
-from envqa.models import Citation, TrialLabel
+from envqa.core.models import Citation, TrialLabel
 from envqa.store.db import Store
 
 

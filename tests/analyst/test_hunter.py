@@ -14,9 +14,9 @@ import shutil
 from qa_testkit import EXAMPLES, run_qa
 
 from envqa.agents.fixers import mechanical_fix
-from envqa.config import load_config
-from envqa.environment import load_environment
-from envqa.models import Finding
+from envqa.core.config import load_config
+from envqa.core.environment import load_environment
+from envqa.core.models import Finding
 from envqa.probes.base import ProbeContext
 from envqa.probes.gate import GateInputs, run_gate
 from envqa.probes.regression_exploits import replay_exploit, replayable_exploits

@@ -14,7 +14,7 @@ import json
 from qa_testkit import EXAMPLES, run_qa
 
 from envqa.graphs.label_rollup import rollup
-from envqa.models import TrialLabel, TrialResult
+from envqa.core.models import TrialLabel, TrialResult
 
 from . import scripts as s
 

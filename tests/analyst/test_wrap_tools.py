@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from qa_testkit import EXAMPLES
 
-from envqa.environment import load_environment
+from envqa.core.environment import load_environment
 from envqa.probes.wrap_tools import requested_tool_kinds, wrap_candidates, wrapped_tools
 
 ASKS = {

@@ -12,7 +12,7 @@ from typing import Callable
 
 import pytest
 
-from envqa.sandbox.base import SandboxSpec
+from envqa.core.sandbox import SandboxSpec
 
 TASK_TOML = """\
 version = "1.0"

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from envqa.adapter_passwords import DATA, known_passwords, keys_payload
+from envqa.core.adapter_passwords import DATA, known_passwords, keys_payload
 
 FIND_ARCHIVES = DATA.parent.parent / "probes" / "scripts" / "find_archives.py"
 

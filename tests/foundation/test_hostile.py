@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from envqa.agents.trial import run_trial
-from envqa.environment import load_environment
-from envqa.models import Outcome, TrialSpec
+from envqa.core.environment import load_environment
+from envqa.core.models import Outcome, TrialSpec
 from envqa.sandbox.limits import container_pids
 from envqa.store.artifacts import RunLayout
 from tests.foundation.conftest import TASK_TOML, containers_with

@@ -8,8 +8,8 @@ import uuid
 import docker.errors
 import pytest
 
-from envqa.environment import load_environment
-from envqa.sandbox.base import ImageBuildError
+from envqa.core.environment import load_environment
+from envqa.core.sandbox import ImageBuildError
 from envqa.sandbox.images import rewrite_dockerfile
 from qa_testkit import wait_for
 

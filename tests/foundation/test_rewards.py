@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from envqa.rewards import VerifierError, parse_pytest, parse_reward_files, parse_reward_json, parse_reward_txt
+from envqa.core.rewards import VerifierError, parse_pytest, parse_reward_files, parse_reward_json, parse_reward_txt
 
 
 @pytest.mark.parametrize("text,expected", [

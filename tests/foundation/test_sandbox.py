@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from envqa.sandbox.base import SandboxError
+from envqa.core.sandbox import SandboxError
 from tests.foundation.conftest import containers_with
 
 
@@ -183,7 +183,7 @@ def test_stop_removes_the_container_and_is_idempotent(start_sandbox, docker_clie
 
 
 def test_start_from_a_missing_image_is_a_sandbox_error(docker_backend):
-    from envqa.sandbox.base import SandboxSpec
+    from envqa.core.sandbox import SandboxSpec
 
     with pytest.raises(SandboxError) as info:
         docker_backend.start(SandboxSpec(image="envqa-env:does-not-exist"))

@@ -7,8 +7,8 @@ import uuid
 
 from envqa.agents.base import AgentContext, AgentRun
 from envqa.agents.trial import run_trial
-from envqa.environment import load_environment
-from envqa.models import Outcome, TrialSpec
+from envqa.core.environment import load_environment
+from envqa.core.models import Outcome, TrialSpec
 from envqa.store.artifacts import RunLayout
 from tests.foundation.conftest import containers_with
 

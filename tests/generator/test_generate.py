@@ -9,7 +9,7 @@ import pytest
 from qa_testkit import run_qa, store_rows
 
 from envqa.agents.generator import GeneratedFile, GeneratedTask, write_file_set
-from envqa.errors import PatchError
+from envqa.core.errors import PatchError
 from envqa.store.db import Store
 from envqa.store.versions import VersionStore
 from tests.generator.conftest import (BAD_BUILD, BAD_ORACLE, FAST, GOOD, GOOD_KEY, MODEL, QA_TOML, SPEC, answer,
@@ -17,7 +17,7 @@ from tests.generator.conftest import (BAD_BUILD, BAD_ORACLE, FAST, GOOD, GOOD_KE
 
 
 def fast_config(home, **extra):
-    from envqa.config import load_config
+    from envqa.core.config import load_config
 
     return load_config(None, {"home": str(home), **FAST, "generator.model": MODEL, **extra})
 
@@ -28,7 +28,7 @@ def cli_env(qa_env, srv) -> dict:
 
 def test_build_then_oracle_failure_are_repaired_and_the_task_enters_the_loop_as_version_1(
         fake_provider, provider_env, tmp_path, docker_backend):
-    from envqa.runner import execute_run
+    from envqa.app.runner import execute_run
 
     srv = fake_provider({"models": {"claude-generator-test": {"turns": [
         answer(BAD_BUILD), answer(BAD_ORACLE), answer(GOOD)]}}})

@@ -11,10 +11,10 @@ import json
 
 from qa_testkit import open_report, run_qa, write_files
 
-from envqa.approval_prompt import spec_conflict_lines
-from envqa.models import Finding, Label, Proposal, Severity, SpecCheck, SpecConsistency
+from envqa.app.approval_prompt import spec_conflict_lines
+from envqa.core.models import Finding, Label, Proposal, Severity, SpecCheck, SpecConsistency
 from envqa.probes.spec_consistency import check_revision, spec_literals
-from envqa.slack.blocks import approval_message
+from envqa.app.slack.blocks import approval_message
 from envqa.store.db import Store
 from envqa.store.versions import VersionStore
 from tests.generator.conftest import GOOD, GOOD_KEY, MODEL, SPEC, answer

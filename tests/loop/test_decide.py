@@ -7,8 +7,8 @@ import pytest
 from envqa.graphs.decide import band_measure, open_findings, revision_request
 from envqa.graphs.label_rollup import rollup
 from envqa.graphs.loop_report import verdict_of
-from envqa.models import TrialLabel, TrialResult
-from envqa.stats import summarize, wilson
+from envqa.core.models import TrialLabel, TrialResult
+from envqa.core.stats import summarize, wilson
 
 
 def sweep(per_model: dict[str, tuple[int, int]], band=(0.10, 0.30)) -> dict:

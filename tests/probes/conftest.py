@@ -48,7 +48,7 @@ def expected(name: str) -> dict:
 @pytest.fixture
 def probe_ctx(docker_backend, qa_config, tmp_path):
     """Build a ProbeContext for an example (or any env dir) with a real store and the real backend."""
-    from envqa.environment import load_environment
+    from envqa.core.environment import load_environment
     from envqa.probes.base import ProbeContext
     from envqa.store.artifacts import RunLayout
     from envqa.store.db import Store

@@ -40,7 +40,7 @@ print(json.dumps(out))
 
 
 def test_allowlist_proxy_lets_through_allowed_hosts_only(docker_backend, docker_client, qa_config):
-    from envqa.sandbox.base import SandboxSpec
+    from envqa.core.sandbox import SandboxSpec
     from envqa.sandbox.network import AllowlistBackend, FakeInternet
 
     image = qa_config.sandbox.base_image
@@ -109,8 +109,8 @@ def test_an_allowlist_trial_gets_its_network_only_through_the_proxy(qa_config, d
     """Any trial (validation too), not only the probes': with trials allowed a network, an allowlist task's
     oracle reaches its allowed host through the proxy; with the host not listed, the same fetch is refused."""
     from envqa.agents.trial import run_trial
-    from envqa.environment import load_environment
-    from envqa.models import TrialSpec
+    from envqa.core.environment import load_environment
+    from envqa.core.models import TrialSpec
     from envqa.sandbox.network import FakeInternet
     from envqa.store.artifacts import RunLayout
 

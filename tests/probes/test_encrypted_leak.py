@@ -41,7 +41,7 @@ def test_a_real_password_keeps_the_answer_sealed(probe_ctx, tmp_path):
 
 def test_a_published_adapter_password_opens_the_example_and_the_finding_names_its_source(docker_backend, qa_config):
     """examples/adapter-default-password: a Fernet token keyed the way TheAgentCompany keys its evaluators."""
-    from envqa.environment import load_environment
+    from envqa.core.environment import load_environment
     from envqa.probes.image_checks import image_findings
 
     from .conftest import EXAMPLES

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from envqa.models import Outcome, TrialResult
+from envqa.core.models import Outcome, TrialResult
 
 from .conftest import EXAMPLES, write_env
 

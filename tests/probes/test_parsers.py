@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from envqa.environment import load_environment
-from envqa.parsers.dockerfile import parse_dockerfile
+from envqa.core.environment import load_environment
+from envqa.core.parsers.dockerfile import parse_dockerfile
 from envqa.probes.image_checks import verifier_commands
-from envqa.parsers.shell import parse_script
+from envqa.core.parsers.shell import parse_script
 from envqa.probes.static import static_findings
 
 from .conftest import write_env

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from envqa.agents.trajectory import AgentInfo, AtifToolCall, Step, Trajectory
-from envqa.models import Outcome, TrialResult
+from envqa.core.models import Outcome, TrialResult
 
 from .conftest import EXAMPLES
 

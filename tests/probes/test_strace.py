@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from envqa.models import Phase
+from envqa.core.models import Phase
 from envqa.sandbox.strace import parse_strace
 
 from .conftest import EXAMPLES
@@ -70,7 +70,7 @@ def test_oracle_trace_has_no_agent_phase_verifier_writes(probe_ctx):
 def test_finding_evidence_keeps_only_relevant_connects():
     """A conftest or reward finding lists no connect() at all; a network finding lists the real connects,
     never the resolver's own (port 53) noise."""
-    from envqa.models import Outcome, TrialResult
+    from envqa.core.models import Outcome, TrialResult
     from envqa.probes.base import HuntTrial
     from envqa.probes.strace_rules import strace_evidence
     from envqa.sandbox.strace import StraceEvent

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from envqa.fakes.provider_server import FakeProviderServer
-from envqa.fakes.script import Script
+from envqa.demo.provider_server import FakeProviderServer
+from envqa.demo.script import Script
 
 GOOD_KEY = "sk-ant-test-Zq9vX4kP2mR7tL1wB8nC5dF3hJ6"
 OPENAI_KEY = "sk-test-openai-Hy7Tr2Kw9Qe4Lm8Nb3Vc6Xz1"

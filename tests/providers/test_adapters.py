@@ -6,8 +6,8 @@ import pytest
 
 from envqa.agents.providers import Message, ToolDef, create_client
 from envqa.agents.providers.spec import ModelSpec
-from envqa.config import load_config
-from envqa.errors import (ContextTooLong, InputError, ProviderAuthError, ProviderOverloaded, RateLimited,
+from envqa.core.config import load_config
+from envqa.core.errors import (ContextTooLong, InputError, ProviderAuthError, ProviderOverloaded, RateLimited,
                           TransientProviderError)
 
 from .conftest import GOOD_KEY, OPENAI_KEY

@@ -1,4 +1,4 @@
-"""`python -m envqa.fakes.provider_server --script FILE --port N`: the demo entry point, YAML scripts."""
+"""`python -m envqa.demo.provider_server --script FILE --port N`: the demo entry point, YAML scripts."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def test_module_serves_a_yaml_script_to_the_openai_sdk(tmp_path):
     script.write_text("models:\n  '*':\n    turns:\n      - text: hello from the script\n"
                       "        usage: {input: 11, output: 3}\n")
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "envqa.fakes.provider_server", "--script", str(script),
+    proc = subprocess.Popen([sys.executable, "-m", "envqa.demo.provider_server", "--script", str(script),
                              "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert f"http://127.0.0.1:{port}" in proc.stdout.readline()
@@ -44,6 +44,6 @@ def test_module_serves_a_yaml_script_to_the_openai_sdk(tmp_path):
 def test_bad_script_names_the_file_and_exits_2(tmp_path):
     script = tmp_path / "bad.yaml"
     script.write_text("models:\n  m:\n    turns:\n      - txt: typo\n")
-    proc = subprocess.run([sys.executable, "-m", "envqa.fakes.provider_server", "--script", str(script)],
+    proc = subprocess.run([sys.executable, "-m", "envqa.demo.provider_server", "--script", str(script)],
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2 and str(script) in proc.stderr and "txt" in proc.stderr

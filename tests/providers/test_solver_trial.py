@@ -6,9 +6,9 @@ import json
 
 from envqa.agents.solver import SolverAgent
 from envqa.agents.trial import run_trial
-from envqa.config import load_config
-from envqa.environment import load_environment
-from envqa.models import Outcome, TrialSpec
+from envqa.core.config import load_config
+from envqa.core.environment import load_environment
+from envqa.core.models import Outcome, TrialSpec
 from envqa.store.artifacts import RunLayout
 
 from qa_testkit import EXAMPLES

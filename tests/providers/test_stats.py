@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from envqa.stats import BandDecision, StopRule, band_of_interval, beta_cdf, pass_at_k, summarize, wilson
+from envqa.core.stats import BandDecision, StopRule, band_of_interval, beta_cdf, pass_at_k, summarize, wilson
 
 
 def test_wilson_matches_known_values():

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 from envqa.agents.providers import create_client
 from envqa.agents.providers.errors import MalformedOutput
 from envqa.agents.providers.structured import ANSWER_TOOL, structured_call
-from envqa.config import load_config
+from envqa.core.config import load_config
 
 PROVIDERS = ["anthropic", "openai"]
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from qa_testkit import EXAMPLES, REPO, run_qa
 
-from envqa.fakes.provider_server import FakeProviderServer
-from envqa.fakes.script import Script
+from envqa.demo.provider_server import FakeProviderServer
+from envqa.demo.script import Script
 
 KEY = "sk-ant-test-Rp4Wq8Zt2Lx6Nc9Vb3Mk7Hd5"
 # Long on purpose: the terminal tables must show it whole at 80 columns.

@@ -5,10 +5,10 @@ from __future__ import annotations
 from contextlib import contextmanager
 from pathlib import Path
 
-from envqa.config import QAConfig
+from envqa.core.config import QAConfig
 from envqa.graphs.revise import gate_node, revise_node
 from envqa.graphs.run_graph import RunDeps
-from envqa.runner import execute_run, make_backend
+from envqa.app.runner import execute_run, make_backend
 from envqa.scheduler.executors import open_executor
 from envqa.store.db import Store
 from envqa.store.versions import VersionStore
@@ -20,7 +20,7 @@ FAST = {"validate.oracle_runs": 1, "probes.oracle_runs": 1, "probes.verifier_rer
 
 
 def fast_config(home: Path, **extra) -> QAConfig:
-    from envqa.config import load_config
+    from envqa.core.config import load_config
 
     return load_config(None, {"home": str(home), **FAST, **extra})
 

@@ -40,7 +40,7 @@ def _row(tmp_path, name: str, monkeypatch) -> dict:
         out = tmp_path / f"{name}-revised"
         VersionStore(config, store).export(proposal.candidate_version, out)
         after = fast_config(tmp_path / f"{name}-after")
-        from envqa.runner import execute_run
+        from envqa.app.runner import execute_run
 
         report = execute_run(out, after, f"after-{name}", quiet=True)
         row["clean_after"] = report["verdict"]
@@ -68,7 +68,7 @@ def test_examples_without_a_fixer_are_reported_as_needing_a_model(name, tmp_path
 
 
 def test_an_unpinned_pip_install_is_pinned_to_the_image_version_and_passes_the_gate(tmp_path, docker_backend):
-    from envqa.environment import load_environment
+    from envqa.core.environment import load_environment
     from envqa.probes.static import static_findings
     from tests.reviser.conftest import write_task
 
@@ -92,7 +92,7 @@ def test_the_loop_adopts_the_fixer_revision_and_qa_export_writes_it(qa_env, tmp_
     writes it, and `qa diff` shows the patch from the loaded version."""
     import subprocess
 
-    from envqa.environment import load_environment
+    from envqa.core.environment import load_environment
 
     qa = [str(EXAMPLES.parent / ".venv" / "bin" / "qa")]
     out = subprocess.run(qa + ["run", str(EXAMPLES / "always-pass"), "--oracle-runs", "1", "--approval", "auto",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 
 from envqa.agents.fixers import fixable_rules, mechanical_fix
-from envqa.models import Finding, Label, Severity
+from envqa.core.models import Finding, Label, Severity
 from tests.reviser.conftest import write_task
 
 

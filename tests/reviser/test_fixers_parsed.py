@@ -1,11 +1,11 @@
-"""Fixers read Dockerfiles and scripts through the kept parsers (envqa/parsers): the cases the old regex
+"""Fixers read Dockerfiles and scripts through the kept parsers (core/parsers): the cases the old regex
 readings got wrong. Files only, no Docker."""
 
 from __future__ import annotations
 
 from envqa.agents.fixers import mechanical_fix
 from envqa.probes.lint import lint_structure
-from envqa.environment import load_environment
+from envqa.core.environment import load_environment
 from tests.reviser.conftest import write_task
 from tests.reviser.test_fixers import finding
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from envqa.models import Finding, Label, Outcome, Severity, TrialResult
+from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
 from envqa.scheduler.queues import Keys
 from envqa.store.db import Store
 from envqa.store.versions import VersionStore
@@ -118,7 +118,7 @@ def test_the_regrade_catches_a_patch_that_breaks_a_legitimate_solver_pass(tmp_pa
 def _regrade_breaks_a_solver_pass(tmp_path, config) -> None:
     from envqa.agents.trajectory import AgentInfo, AtifToolCall, Step, Trajectory
     from envqa.graphs.revise import gate_node
-    from envqa.models import Proposal
+    from envqa.core.models import Proposal
 
     task = write_task(tmp_path / "task")
     art = tmp_path / "solver-trial"

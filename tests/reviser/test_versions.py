@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from envqa.environment import load_environment
-from envqa.errors import PatchError
+from envqa.core.environment import load_environment
+from envqa.core.errors import PatchError
 from envqa.store.db import Store
 from envqa.store.versions import VersionStore, make_diff
 from qa_testkit import EXAMPLES

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from redis import Redis
 
-from envqa.config import SchedulerSettings
-from envqa.models import TrialSpec
+from envqa.core.config import SchedulerSettings
+from envqa.core.models import TrialSpec
 from envqa.scheduler.broker import Broker
 from envqa.scheduler.embedded import RedisServer, WorkerPool
 from envqa.scheduler.jobs import submit
@@ -35,7 +35,7 @@ def workers_with_home(home: str) -> list[int]:
             env = (proc / "environ").read_bytes()
         except OSError:
             continue
-        if b"envqa.cli\x00worker" in cmd and f"QA_HOME={home}".encode() in env.split(b"\x00"):
+        if b"envqa.app.cli\x00worker" in cmd and f"QA_HOME={home}".encode() in env.split(b"\x00"):
             found.append(int(proc.name))
     return found
 

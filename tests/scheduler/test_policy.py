@@ -5,8 +5,8 @@ import sqlite3
 
 import pytest
 
-from envqa.config import QueueSettings, SchedulerSettings, load_config
-from envqa.errors import (InfraError, InputError, ProviderAuthError, ProviderOverloaded, RateLimited,
+from envqa.core.config import QueueSettings, SchedulerSettings, load_config
+from envqa.core.errors import (InfraError, InputError, ProviderAuthError, ProviderOverloaded, RateLimited,
                           TransientProviderError)
 from envqa.scheduler.policy import Action, backoff, decide
 from envqa.scheduler.queues import normalize_queue, queue_for_model, queue_settings

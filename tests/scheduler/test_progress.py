@@ -7,8 +7,8 @@ import io
 from rich.console import Console
 from rich.progress import Progress
 
-from envqa.models import Outcome, TrialResult, TrialSpec
-from envqa.runner import ProgressView
+from envqa.core.models import Outcome, TrialResult, TrialSpec
+from envqa.app.runner import ProgressView
 
 
 def test_the_trials_bar_counts_up_to_the_announced_total():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from envqa.environment import load_environment
-from envqa.models import TrialSpec
+from envqa.core.environment import load_environment
+from envqa.core.models import TrialSpec
 from envqa.scheduler.embedded import RedisServer, WorkerPool
 from envqa.scheduler.rq_executor import RQExecutor
 from envqa.store.db import Store

@@ -1,4 +1,4 @@
-"""rq internals the scheduler relies on (envqa/scheduler/rq_adapter.py) exist in the installed rq, and work.
+"""rq internals the scheduler relies on (scheduler/rq_adapter.py) exist in the installed rq, and work.
 
 rq 3.0 added a required parameter to `handle_job_success`; every worker then crash-looped on its first
 job. This test is where such a release fails now: first the attribute/signature check, then one real job
@@ -16,7 +16,7 @@ from rq import Queue
 from rq.job import Job
 from rq.worker import SimpleWorker
 
-from envqa.config import SchedulerSettings
+from envqa.core.config import SchedulerSettings
 from envqa.scheduler import rq_adapter
 from envqa.scheduler.broker import Broker
 from envqa.scheduler.embedded import RedisServer

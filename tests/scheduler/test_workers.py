@@ -11,7 +11,7 @@ import time
 
 from rq import Worker
 
-from envqa.models import TrialSpec
+from envqa.core.models import TrialSpec
 from envqa.scheduler.jobs import reconcile
 from envqa.scheduler.queues import Keys
 from envqa.scheduler.simulate import SimJob, sim_envelope
@@ -44,7 +44,7 @@ def test_a_parked_model_does_not_delay_the_others(make_cluster, tmp_path):
     slow = [c.submit("m/slow", i, latency_sec=0.05, storm_until=storm_until) for i in range(4)]
     fast = [c.submit("m/fast", i, latency_sec=0.1) for i in range(6)]
     wait_for(lambda: c.conn.get(Keys.parked("m/slow")), 10, "m/slow to be parked")
-    out = subprocess.run([sys.executable, "-m", "envqa.cli", "queues", "--json", "--url", c.server.url],
+    out = subprocess.run([sys.executable, "-m", "envqa.app.cli", "queues", "--json", "--url", c.server.url],
                          capture_output=True, text=True, timeout=30)
     assert out.returncode == 0, out.stderr
     rows = {r["queue"]: r for r in json.loads(out.stdout.splitlines()[-1])["queues"]}

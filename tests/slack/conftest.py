@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from envqa.fakes.slack_server import FakeSlackServer
+from envqa.demo.slack_server import FakeSlackServer
 from qa_testkit import QA, wait_for
 
 # Distinctive values so that a grep for them over outputs, logs and QA_HOME can only find a leak.

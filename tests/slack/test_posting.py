@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from envqa.config import load_config
-from envqa.slack import notifier as slack_notifier
-from envqa.slack.notifier import SlackNotifier, flush
+from envqa.core.config import load_config
+from envqa.app.slack import notifier as slack_notifier
+from envqa.app.slack.notifier import SlackNotifier, flush
 
 from .conftest import APPROVER, BOT_TOKEN, CHANNEL, SIGNING_SECRET
 
@@ -104,9 +104,9 @@ def test_429_then_500_is_retried_and_the_caller_never_waits(tmp_path, fake_slack
 
 
 def test_slack_down_is_bounded_and_recorded_for_the_report(tmp_path, fake_slack, slack_env):
-    """Through envqa.notify (the run's dispatcher): handed over at once, then recorded as failed in the store
+    """Through envqa.app.notify (the run's dispatcher): handed over at once, then recorded as failed in the store
     rows the report's `notifications` lists."""
-    from envqa.notify import notify
+    from envqa.app.notify import notify
     from envqa.store.db import Store
 
     for _ in range(20):

@@ -9,7 +9,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from envqa.models import Finding, Outcome, TrialLabel, TrialResult
+from envqa.core.models import Finding, Outcome, TrialLabel, TrialResult
 from envqa.store.db import Store
 from envqa.store.postgres import StoreUnavailable, translate
 
@@ -120,7 +120,7 @@ def test_postgres_restart_costs_one_transaction_at_most(pg_server, monkeypatch):
 
 
 def test_a_bad_store_url_is_an_input_error(tmp_path, monkeypatch):
-    from envqa.errors import InputError
+    from envqa.core.errors import InputError
 
     monkeypatch.setenv("QA_STORE_URL", "mysql://nope")
     with pytest.raises(InputError, match="QA_STORE_URL"):

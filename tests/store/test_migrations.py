@@ -8,7 +8,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from envqa.models import Outcome, TrialResult
+from envqa.core.models import Outcome, TrialResult
 from envqa.store.db import Store
 from envqa.store.migrations import MIGRATIONS, migrate, schema_version
 from envqa.store.postgres import split_script, translate

@@ -42,7 +42,7 @@ def _workers(tmp_path: Path, env: dict, specs: list[tuple[str, Path, Path, str]]
         for name, home, hidden, queues in specs:
             home.mkdir(parents=True, exist_ok=True)
             procs.append(subprocess.Popen(
-                _hidden(hidden, [sys.executable, "-m", "envqa.cli", "worker", "--url", env["REDIS_URL"],
+                _hidden(hidden, [sys.executable, "-m", "envqa.app.cli", "worker", "--url", env["REDIS_URL"],
                                  "--queues", queues]),
                 env={**env, "QA_HOME": str(home)}, cwd=home, stdout=subprocess.DEVNULL,
                 stderr=open(tmp_path / f"worker-{name}.log", "wb")))

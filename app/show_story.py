@@ -1,0 +1,98 @@
+"""`qa show RUN_ID` in text: the story the HTML report draws, for a terminal.
+
+Per version: pass@1 with its interval per model against the band, the label counts, the findings with
+their first line of evidence; then spend per role and model, and where the HTML report is. Tables use the
+terminal's full width and never cut a model name (envqa/report.uncut).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from envqa.app.report import uncut
+from envqa.app.report_html.data import spend_rows
+
+
+def _table(title: str, cols: list[str], rows: list[list[str]]) -> Table:
+    table = Table(title=title, expand=True)
+    for i, col in enumerate(cols):
+        table.add_column(col, **uncut(col, [r[i] for r in rows]))
+    for r in rows:
+        table.add_row(*r)
+    return table
+
+
+def _rate(m: dict) -> str:
+    if m.get("pass_at_1") is None:
+        return "-"
+    return f"{m['passes']}/{m['n']} = {m['pass_at_1']:.2f} [{m['ci_low']:.2f}, {m['ci_high']:.2f}]"
+
+
+def _rates(report: dict) -> list[list[str]]:
+    rows = []
+    for v in report.get("versions") or []:
+        band = v.get("band") or {}
+        for model, m in (band.get("models") or {}).items():
+            rows.append([v["version"][:12], model, _rate(m), m.get("call") or "-"])
+        if band.get("pooled"):
+            rows.append([v["version"][:12], "(pooled)", _rate(band["pooled"]), band.get("call") or "-"])
+    return rows
+
+
+def _labels(report: dict) -> list[list[str]]:
+    """Per version and trial kind (the model for a solver, else the agent): label/subtype counts."""
+    rows = []
+    for v in report.get("versions") or []:
+        counts: dict[str, dict[str, int]] = {}
+        for t in v.get("trials") or []:
+            label = t.get("label") or {}
+            if label.get("label"):
+                name = f"{label['label']}/{label['subtype']}" if label.get("subtype") else label["label"]
+                by = counts.setdefault(t.get("model") or t.get("agent") or "?", {})
+                by[name] = by.get(name, 0) + 1
+        for who, c in counts.items():
+            rows.append([v["version"][:12], who, ", ".join(f"{k} {n}" for k, n in sorted(c.items()))])
+        for entry in (v.get("labels") or {}).get("consistent") or []:
+            rows.append([v["version"][:12], "(the task's)", f"{entry['label']}: {entry.get('why', '')}"])
+    return rows
+
+
+def _findings(report: dict) -> list[list[str]]:
+    rows = []
+    for v in report.get("versions") or []:
+        for f in v.get("findings") or []:
+            if f.get("severity") == "info":
+                continue
+            first = next((line for e in f.get("evidence") or [] for line in str(e).splitlines() if line.strip()), "")
+            rows.append([v["version"][:12], f["rule"], f.get("label", ""), f"{f.get('message', '')}"
+                         + (f"\n  evidence: {first[:300]}" if first else "")])
+    return rows
+
+
+def _spend(report: dict) -> list[list[str]]:
+    """The HTML report's spend rows (app/report_html/data.spend_rows), as text."""
+    versions = [{**v, "short": v["version"][:12]} for v in report.get("versions") or []]
+    rows = []
+    for r in spend_rows(versions, report, report.get("proposals") or []):
+        tokens = r.get("tokens", (r.get("input_tokens") or 0) + (r.get("output_tokens") or 0))
+        usd = "unpriced" if r.get("priced") is False else f"{r.get('cost_usd') or 0:.4f}"
+        rows.append([r["role"], r["model"], r.get("version", ""), str(r.get("calls", "")), str(tokens), usd])
+    return rows
+
+
+def print_story(report: dict, console: Console, html: Path | None) -> None:
+    """Everything after the versions table that `qa show` prints (envqa/cli_runs.print_loop prints that)."""
+    for title, cols, rows in (
+        ("pass@1 per model and version (95% Wilson interval) against the band",
+         ["version", "model", "pass@1", "call"], _rates(report)),
+        ("trial labels per version", ["version", "trials of", "labels"], _labels(report)),
+        ("findings per version", ["version", "rule", "label", "finding"], _findings(report)),
+        ("spend per role and model", ["role", "model", "version", "calls", "tokens", "usd"], _spend(report)),
+    ):
+        if rows:
+            console.print(_table(title, cols, rows))
+    if html is not None and html.exists():
+        console.print(f"report: {html}", highlight=False, soft_wrap=True)

@@ -1,0 +1,248 @@
+"""Load an environment directory (Harbor, or Terminal-Bench 1 through an adapter) into one model.
+
+Both formats end up as the same `Environment`: where the agent's image is built from, which files the
+oracle and the verifier get (and where they go in the container), and how the verifier's verdict is
+read. The version of an environment is the content hash of its files, so a changed test or Dockerfile
+is a new version and an unchanged one is recognised across runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tomllib
+from enum import StrEnum
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from envqa.core.errors import InputError
+from envqa.core.task_config import TaskConfig
+
+# Files that describe how envqa should judge an example, not part of the environment itself.
+NOT_PART_OF_VERSION = {"qa-expected.json"}
+IGNORED_DIRS = {".git", "__pycache__", ".pytest_cache", ".qa"}
+
+
+class EnvFormat(StrEnum):
+    HARBOR = "harbor"
+    TB1 = "tb1"
+
+
+class RewardSource(StrEnum):
+    FILE = "file"  # /logs/verifier/reward.txt or reward.json (Harbor)
+    PYTEST = "pytest"  # pass/fail parsed from pytest's summary (Terminal-Bench 1)
+
+
+class FileCopy(BaseModel):
+    """One file or directory to copy from the host into the container."""
+
+    source: Path
+    target: str
+
+
+class Environment(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    root: Path
+    name: str
+    format: EnvFormat
+    instruction: str
+    config: TaskConfig
+    build_context: Path
+    dockerfile: Path
+    solution: list[FileCopy] = Field(default_factory=list)
+    solution_command: str = "bash /solution/solve.sh"
+    tests: list[FileCopy] = Field(default_factory=list)
+    verifier_command: str = "bash /tests/test.sh"
+    reward_source: RewardSource = RewardSource.FILE
+    version: str
+
+    @property
+    def agent_timeout_sec(self) -> float:
+        return self.config.agent.timeout_sec or 600.0
+
+
+def _fail(path: Path, problem: str, field: str | None = None) -> InputError:
+    return InputError(str(path), problem, field)
+
+
+def _pydantic_error(path: Path, err: ValidationError) -> InputError:
+    first = err.errors()[0]
+    field = ".".join(str(p) for p in first["loc"]) or None
+    problem = first["msg"]
+    if first["type"] == "extra_forbidden":
+        problem = "unknown field (not part of the task.toml schema; check the spelling)"
+    elif "input" in first and first["type"] != "missing":
+        problem = f"{problem} (got {first['input']!r})"
+    more = len(err.errors()) - 1
+    if more:
+        problem += f" (and {more} more problem{'s' if more > 1 else ''})"
+    return _fail(path, problem, field)
+
+
+def _read_text(path: Path, what: str) -> str:
+    if not path.is_file():
+        raise _fail(path, f"missing: {what} is required")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise _fail(path, f"{what} is not UTF-8 text") from None
+    return text
+
+
+def _require_file(path: Path, what: str) -> Path:
+    if path.is_symlink() or not path.is_file():
+        raise _fail(path, f"missing: {what} is required" if not path.exists() else f"{what} must be a regular file")
+    return path
+
+
+def _check_dockerfile(path: Path) -> None:
+    text = _read_text(path, "the Dockerfile")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    if not lines or not any(ln.upper().startswith("FROM ") for ln in lines):
+        raise _fail(path, "no FROM instruction: expected a Dockerfile starting with `FROM <image>`")
+
+
+def content_hash(root: Path, only: list[Path] | None = None) -> str:
+    """sha256 over relative paths, exec bits and bytes of every file under root (sorted)."""
+    h = hashlib.sha256()
+    for path in iter_files(root, only):
+        rel = path.relative_to(root).as_posix()
+        h.update(rel.encode() + b"\0")
+        h.update(b"x" if os.access(path, os.X_OK) else b"-")
+        h.update(path.read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def iter_files(root: Path, only: list[Path] | None = None) -> list[Path]:
+    bases = only if only is not None else [root]
+    files: list[Path] = []
+    for base in bases:
+        if base.is_file():
+            files.append(base)
+            continue
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS)
+            for name in filenames:
+                p = Path(dirpath) / name
+                if name in NOT_PART_OF_VERSION and p.parent == root:
+                    continue
+                files.append(p)
+    return sorted(set(files), key=lambda p: p.relative_to(root).as_posix())
+
+
+def load_environment(env_dir: str | Path) -> Environment:
+    """Parse and check an environment directory; raises InputError naming the file and problem."""
+    root = Path(env_dir)
+    if not root.exists():
+        raise _fail(root, "no such directory")
+    if not root.is_dir():
+        raise _fail(root, "not a directory: expected an environment directory")
+    root = root.resolve()
+    if (root / "task.toml").exists():
+        return _load_harbor(root)
+    if (root / "task.yaml").exists():
+        return _load_tb1(root)
+    if (root / "spec.md").exists():
+        raise _fail(root / "spec.md", "a spec, not a task yet: `qa generate DIR` writes the task "
+                     "(or `qa run DIR` with [generator] model generates it first)")
+    raise _fail(root, "not an environment: expected task.toml (Harbor) or task.yaml (Terminal-Bench 1)")
+
+
+def _load_harbor(root: Path) -> Environment:
+    toml_path = root / "task.toml"
+    try:
+        raw = tomllib.loads(_read_text(toml_path, "task.toml"))
+    except tomllib.TOMLDecodeError as e:
+        raise _fail(toml_path, f"invalid TOML: {e}") from None
+    try:
+        config = TaskConfig.model_validate(raw)
+    except ValidationError as e:
+        raise _pydantic_error(toml_path, e) from None
+    instruction = _read_text(root / "instruction.md", "instruction.md")
+    if not instruction.strip():
+        raise _fail(root / "instruction.md", "empty: the agent would have no instruction")
+    dockerfile = _require_file(root / "environment" / "Dockerfile", "environment/Dockerfile")
+    _check_dockerfile(dockerfile)
+    solve = _require_file(root / "solution" / "solve.sh", "solution/solve.sh (the reference solution)")
+    _require_file(root / "tests" / "test.sh", "tests/test.sh (the verifier)")
+    return Environment(
+        root=root,
+        name=(config.task.name if config.task else root.name),
+        format=EnvFormat.HARBOR,
+        instruction=instruction,
+        config=config,
+        build_context=root / "environment",
+        dockerfile=dockerfile,
+        solution=[FileCopy(source=solve.parent, target="/solution")],
+        tests=[FileCopy(source=root / "tests", target="/tests")],
+        version=content_hash(root),
+    )
+
+
+TB1_KEYS = {
+    "instruction", "descriptions", "author_name", "author_email", "difficulty", "category", "tags",
+    "parser_name", "max_agent_timeout_sec", "max_test_timeout_sec", "run_tests_in_same_shell",
+    "disable_asciinema", "estimated_duration_sec", "expert_time_estimate_min",
+    "junior_time_estimate_min", "test_scripts",
+}
+
+
+def _load_tb1(root: Path) -> Environment:
+    """Terminal-Bench 1: task.yaml, Dockerfile at the root, solution.sh, run-tests.sh, tests/."""
+    yaml_path = root / "task.yaml"
+    try:
+        raw = yaml.safe_load(_read_text(yaml_path, "task.yaml"))
+    except yaml.YAMLError as e:
+        raise _fail(yaml_path, f"invalid YAML: {e}") from None
+    if not isinstance(raw, dict):
+        raise _fail(yaml_path, "expected a mapping of keys (instruction, max_agent_timeout_sec, ...)")
+    unknown = sorted(set(raw) - TB1_KEYS)
+    if unknown:
+        raise _fail(yaml_path, "unknown field (not part of the Terminal-Bench task.yaml schema)", unknown[0])
+    instruction = raw.get("instruction")
+    if not instruction and isinstance(raw.get("descriptions"), list) and raw["descriptions"]:
+        instruction = raw["descriptions"][0].get("description")
+    if not isinstance(instruction, str) or not instruction.strip():
+        raise _fail(yaml_path, "missing: a non-empty instruction string is required", "instruction")
+    parser = raw.get("parser_name", "pytest")
+    if parser != "pytest":
+        raise _fail(yaml_path, f"unsupported parser {parser!r}: only 'pytest' is supported", "parser_name")
+    try:  # validated as a whole so that an error's location is `agent.timeout_sec`, mapped back below
+        config = TaskConfig.model_validate({
+            "metadata": {k: raw[k] for k in ("author_name", "author_email", "difficulty", "category", "tags")
+                         if k in raw},
+            "agent": {"timeout_sec": raw.get("max_agent_timeout_sec", 600.0)},
+            "verifier": {"timeout_sec": raw.get("max_test_timeout_sec", 180.0)},
+        })
+    except ValidationError as e:
+        bad = _pydantic_error(yaml_path, e)
+        key = {"agent.timeout_sec": "max_agent_timeout_sec", "verifier.timeout_sec": "max_test_timeout_sec"}
+        raise _fail(yaml_path, bad.problem, key.get(bad.field or "", bad.field)) from None
+    dockerfile = _require_file(root / "Dockerfile", "Dockerfile")
+    _check_dockerfile(dockerfile)
+    solution = root / "solution.sh"
+    if not solution.is_file() and (root / "solution.yaml").is_file():
+        raise _fail(root / "solution.yaml", "solution.yaml (scripted keystrokes) is not supported; add solution.sh")
+    _require_file(solution, "solution.sh (the reference solution)")
+    run_tests = _require_file(root / "run-tests.sh", "run-tests.sh (the verifier)")
+    if not (root / "tests").is_dir():
+        raise _fail(root / "tests", "missing: tests/ with the pytest files is required")
+    return Environment(
+        root=root,
+        name=root.name,
+        format=EnvFormat.TB1,
+        instruction=instruction,
+        config=config,
+        build_context=root,
+        dockerfile=dockerfile,
+        solution=[FileCopy(source=solution, target="/solution/solve.sh")],
+        tests=[FileCopy(source=root / "tests", target="/tests"),
+               FileCopy(source=run_tests, target="/tests/run-tests.sh")],
+        verifier_command="bash /tests/run-tests.sh",
+        reward_source=RewardSource.PYTEST,
+        version=content_hash(root),
+    )

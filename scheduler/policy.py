@@ -1,0 +1,79 @@
+"""What to do when a job raises: park its queue, retry later, or give up. Pure functions, no Redis.
+
+Rate limits are the provider's capacity, not the job's fault: they park the whole model queue and spend no
+attempt. Transient failures retry with exponential backoff and jitter up to `max_attempts`. Permanent ones
+(auth, invalid request, a bug in our code) fail at once: retrying cannot help and only burns budget.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from enum import StrEnum
+
+from pydantic import BaseModel
+
+from envqa.core.config import QueueSettings
+from envqa.core.errors import InfraError, InputError, ProviderError, ProviderOverloaded, RateLimited
+
+# Infra error classes (InfraError.error_class) worth another try: the machinery hiccuped.
+TRANSIENT_INFRA = {"sandbox_start", "sandbox_error", "sandbox_gone", "docker_unavailable", "infra",
+                   "provider_error", "timeout", "job_timeout"}
+
+
+class Action(StrEnum):
+    PARK = "park"
+    RETRY = "retry"
+    FAIL = "fail"
+
+
+class Decision(BaseModel):
+    action: Action
+    delay_sec: float = 0.0  # park: how long the queue sleeps; retry: backoff before the job is eligible
+    error_class: str
+    reason: str
+
+
+def error_class_of(exc: BaseException) -> str:
+    if isinstance(exc, InfraError):
+        return exc.error_class
+    if type(exc).__name__ == "JobTimeoutException":
+        return "job_timeout"
+    return "job_error"
+
+
+def is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, ProviderError):
+        return exc.transient
+    if isinstance(exc, InputError):
+        return False
+    if isinstance(exc, InfraError):
+        return exc.error_class in TRANSIENT_INFRA
+    if type(exc).__name__ == "JobTimeoutException":
+        return True
+    if isinstance(exc, sqlite3.OperationalError):  # the store was busy (another writer): contention passes
+        return any(word in str(exc) for word in ("locked", "busy"))
+    return isinstance(exc, (TimeoutError, ConnectionError))
+
+
+def backoff(failures: int, policy: QueueSettings, rng: random.Random = random) -> float:
+    """Delay before retry number `failures` (1-based): base * 2^(n-1), capped, minus up to `jitter` of it."""
+    raw = min(policy.backoff_max_sec, policy.backoff_base_sec * (2 ** max(0, failures - 1)))
+    return raw * (1.0 - policy.jitter * rng.random())
+
+
+def decide(exc: BaseException, failures: int, parks: int, policy: QueueSettings) -> Decision:
+    """`failures`/`parks` count what happened before this exception."""
+    cls = error_class_of(exc)
+    if isinstance(exc, (RateLimited, ProviderOverloaded)):
+        if parks + 1 > policy.max_parks:
+            return Decision(action=Action.FAIL, error_class=cls, reason=f"still rate limited after {parks} parks")
+        wait = exc.retry_after if exc.retry_after is not None else policy.park_default_sec
+        return Decision(action=Action.PARK, delay_sec=max(0.0, float(wait)), error_class=cls,
+                        reason="provider asked us to wait")
+    if not is_transient(exc):
+        return Decision(action=Action.FAIL, error_class=cls, reason="permanent error: retrying cannot help")
+    if failures + 1 >= policy.max_attempts:
+        return Decision(action=Action.FAIL, error_class=cls, reason=f"gave up after {failures + 1} attempts")
+    return Decision(action=Action.RETRY, delay_sec=backoff(failures + 1, policy), error_class=cls,
+                    reason="transient error")

@@ -1,0 +1,167 @@
+"""The executor the graph uses on Redis: submit trials to their model's queue, then follow the store.
+
+It only enqueues and waits: workers (local in embedded mode, on any host otherwise) do the work and record
+results. Following reads the store (the source of truth), and every few seconds reconciles, so a trial
+Redis lost (restart) is enqueued again instead of being waited on forever.
+
+It never waits without bound either: embedded mode passes a `watchdog` that raises when its workers have
+died (crash loop), and in Redis mode a queue that holds this run's work with no live worker claiming from
+it is reported (event "stalled") and, after `[scheduler] stall_timeout_sec`, ends the run with exit 3.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import structlog
+from redis import Redis
+
+from envqa.core.config import QAConfig
+from envqa.core.errors import InfraError
+from envqa.core.environment import Environment
+from envqa.core.models import TrialResult, TrialSpec
+from envqa.scheduler.broker import Broker
+from envqa.scheduler.jobs import reconcile, submit
+from envqa.scheduler.queues import queue_for_model
+from envqa.scheduler.trial_job import trial_envelope
+from envqa.store.db import Store
+from envqa.store.shared_files import fetch_trial_artifacts, publish_environment
+
+log = structlog.get_logger(__name__)
+EventSink = Callable[..., None]
+STALL_CHECK_SEC = 1.0
+STALL_REPORT_AFTER_SEC = 5.0
+WORKER_SILENT_MS = 15_000  # a worker says it is alive every 2 s (idle) or every lease beat (busy)
+
+
+def queue_of(spec: TrialSpec) -> str:
+    return queue_for_model(spec.model)
+
+
+class RQExecutor:
+    def __init__(self, config: QAConfig, store: Store, url: str | Callable[[], str],
+                 on_event: EventSink | None = None, poll_sec: float = 0.1, reconcile_every_sec: float = 5.0,
+                 watchdog: Callable[[], None] | None = None):
+        self.config, self.store = config, store
+        self._url = url
+        self.on_event = on_event or (lambda *a, **k: None)
+        self.poll_sec, self.reconcile_every_sec = poll_sec, reconcile_every_sec
+        self._conn: Redis | None = None
+        self.watchdog = watchdog
+        self._stalled_since: dict[str, float] = {}
+
+    @property
+    def conn(self) -> Redis:
+        if self._conn is None:  # the URL may be a callable: embedded mode starts Redis on first use
+            self._conn = Redis.from_url(self._url() if callable(self._url) else self._url)
+        return self._conn
+
+    def run(self, env: Environment, specs: list[TrialSpec]) -> list[TrialResult]:
+        settings = self.config.scheduler
+        self.on_event("trials_queued", count=len(specs))
+        pending = [s for s in specs if self.store.get_trial(s.trial_id) is None]
+        if pending:
+            if self.store.shared:  # workers on other hosts read the task from the store
+                publish_environment(self.store, env.root, env.version)
+            broker = Broker(self.conn, settings.lease_ttl_sec)
+            for spec in pending:
+                submit(self.store, self.conn, broker, spec, trial_envelope(spec, env.root, self.config), settings)
+            self._follow(pending, broker)
+        by_id = {s.trial_id: self.store.get_trial(s.trial_id) for s in specs}
+        results = []
+        for spec in specs:
+            if spec not in pending:
+                self._materialize(spec)
+                self.on_event("trial_done", spec=spec, result=by_id[spec.trial_id])
+            results.append(by_id[spec.trial_id])
+        return results
+
+    def _follow(self, pending: list[TrialSpec], broker: Broker) -> None:
+        waiting = {s.trial_id: s for s in pending}
+        started: set[str] = set()
+        last_reconcile = last_check = time.monotonic()
+        run_id = pending[0].run_id
+        while waiting:
+            if self.watchdog is not None:
+                self.watchdog()
+            states = self.store.trial_states(list(waiting))
+            for tid, (status, _attempts) in states.items():
+                spec = waiting[tid]
+                if status in ("running", "done") and tid not in started:
+                    started.add(tid)
+                    self.on_event("trial_start", spec=spec)
+                if status == "done":
+                    del waiting[tid]
+                    self._materialize(spec)
+                    self.on_event("trial_done", spec=spec, result=self.store.get_trial(tid))
+            if not waiting:
+                return
+            if time.monotonic() - last_check > STALL_CHECK_SEC:
+                self._check_stall(broker, {queue_of(s) for s in waiting.values()})
+                last_check = time.monotonic()
+            if time.monotonic() - last_reconcile > self.reconcile_every_sec:
+                reconcile(self.store, self.conn, broker, self.config.scheduler, run_id=run_id)
+                last_reconcile = time.monotonic()
+            time.sleep(self.poll_sec)
+
+    def run_probe_jobs(self, jobs: list) -> list:
+        """Probes as jobs on the `sandbox` queue (envqa.scheduler.probe_job): enqueue each unless its answer
+        is stored, follow the store's `calls` rows (reconciling, watching for stalls like trials), then bring
+        the probes' trial files here and announce their results."""
+        from envqa.scheduler.calls import enqueue_and_follow
+        from envqa.scheduler.probe_job import TrialView, outcome_of, probe_envelope
+        from envqa.scheduler.queues import SANDBOX_QUEUE
+
+        broker = Broker(self.conn, self.config.scheduler.lease_ttl_sec)
+        if self.store.shared:
+            for env_dir, version in {(j.env_dir, j.env_version) for j in jobs}:
+                publish_environment(self.store, env_dir, version)
+        last_check = time.monotonic()
+
+        def liveness() -> None:
+            nonlocal last_check
+            if self.watchdog is not None:
+                self.watchdog()
+            if time.monotonic() - last_check > STALL_CHECK_SEC:
+                self._check_stall(broker, {SANDBOX_QUEUE})
+                last_check = time.monotonic()
+
+        rows = enqueue_and_follow(self.store, self.conn, {j.job_id: probe_envelope(j, self.config) for j in jobs},
+                                  self.config.scheduler, reconcile_sec=self.reconcile_every_sec,
+                                  poll_sec=self.poll_sec, tick=liveness)
+        outcomes = [outcome_of(job, rows[job.job_id]) for job in jobs]
+        for job, outcome in zip(jobs, outcomes):
+            for trial_id in outcome.trial_ids:
+                result = self.store.get_trial(trial_id)
+                if result is not None:
+                    view = TrialView(result)
+                    self._materialize(view)
+                    self.on_event("trial_start", spec=view)
+                    self.on_event("trial_done", spec=view, result=result)
+        return outcomes
+
+    def _materialize(self, spec: TrialSpec) -> None:
+        """A trial that ran on another host: its files, from the store, under this host's runs dir."""
+        if self.store.shared:
+            fetch_trial_artifacts(self.store, spec.trial_id, self.config.runs_dir / spec.run_id / spec.trial_id)
+
+    def _check_stall(self, broker: Broker, queues: set[str]) -> None:
+        """A queue holding this run's work with no live worker claiming from it: report it, and after
+        `stall_timeout_sec` (0: never) raise, naming the queue."""
+        live = broker.live_workers(WORKER_SILENT_MS)
+        served = {q for qs in live.values() for q in qs}
+        held = broker.waiting(sorted(queues))
+        now = time.monotonic()
+        for q in sorted(queues):
+            if "*" in served or q in served or not held.get(q):
+                self._stalled_since.pop(q, None)
+                continue
+            since = self._stalled_since.setdefault(q, now)
+            if now - since >= STALL_REPORT_AFTER_SEC:  # not while a worker is still starting
+                self.on_event("stalled", queue=q, seconds=now - since, jobs=held[q])
+            limit = self.config.scheduler.stall_timeout_sec
+            if limit and now - since >= limit:
+                raise InfraError(f"queue {q!r} has held {held[q]} job(s) for {now - since:.0f}s with no live worker "
+                                 f"claiming from it; start one: qa worker --queues {q} (or raise --stall-timeout)",
+                                 "stalled")
