@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from envqa.core.models import utcnow
-from envqa.store.artifacts import write_atomic
+from envqa.core.layout import write_atomic
 
 ATIF_VERSION = "ATIF-v1.4"
 REDACTED = "[REDACTED]"

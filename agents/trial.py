@@ -23,7 +23,7 @@ from envqa.core.models import Outcome, Phase, PhaseTiming, TrialResult, TrialSpe
 from envqa.core.rewards import VerifierError, parse_pytest, parse_reward_files
 from envqa.core.sandbox import ImageBuildError, Sandbox, SandboxBackend, SandboxSpec
 from envqa.sandbox.network import task_backend
-from envqa.store.artifacts import RunLayout
+from envqa.core.layout import RunLayout
 from envqa.core.task_config import NetworkMode
 
 log = structlog.get_logger(__name__)

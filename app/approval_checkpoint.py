@@ -17,7 +17,7 @@ from envqa.app.approvals import check_edit
 from envqa.core.errors import PatchError
 from envqa.graphs.loop_report import awaiting_report
 from envqa.app.notify import notify
-from envqa.store.artifacts import RunLayout
+from envqa.core.layout import RunLayout
 
 Ask = Callable[[dict], dict]
 

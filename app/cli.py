@@ -209,7 +209,7 @@ def worker(
     configure_logging()
     try:
         from envqa.scheduler.jobs import publish_settings
-        from envqa.scheduler.queues import normalize_queue
+        from envqa.core.queues import normalize_queue
         from envqa.scheduler.worker import ALL_QUEUES, run_worker
 
         settings = _scheduler_settings(config, limit)

@@ -275,7 +275,7 @@ def register(app: typer.Typer) -> None:
                       f"verdict {st['verdict'] or '-'}", highlight=False)
         if report:
             from envqa.app.show_story import print_story
-            from envqa.store.artifacts import RunLayout
+            from envqa.core.layout import RunLayout
 
             print_loop(report, console)
             print_story(report, console, RunLayout(cfg.runs_dir, run_id).root / "report.html")

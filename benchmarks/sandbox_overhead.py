@@ -31,7 +31,7 @@ from envqa.core.config import load_config
 from envqa.core.environment import load_environment
 from envqa.core.models import Outcome, TrialSpec
 from envqa.app.runner import make_backend
-from envqa.store.artifacts import RunLayout
+from envqa.core.layout import RunLayout
 
 GOAL_RATIO = 1.25
 SOLVE = "echo ok > /app/out.txt\n"

@@ -168,7 +168,7 @@ def _try(deps, answer: GeneratedTask, where: Path, spec_text: str, key: str, ora
 def generate_node(deps, state) -> dict:
     """Graph node: generate from state["env_dir"] (spec.md); the accepted task becomes the directory `load`
     snapshots. A generation that never passes ends the run: its report lists every attempt, exit 1."""
-    from envqa.store.artifacts import RunLayout
+    from envqa.core.layout import RunLayout
 
     run_id = state["run_id"]
     dest = deps.config.home / "generated" / run_id / Path(state["env_dir"]).name  # the task keeps the spec's name

@@ -17,7 +17,7 @@ from envqa.graphs.hunt_llm import hunt_llm_and_label
 from envqa.core.models import Outcome, TrialResult
 from envqa.probes.base import ProbeContext
 from envqa.scheduler.probe_job import dispatch_probes
-from envqa.store.artifacts import RunLayout
+from envqa.core.layout import RunLayout
 
 log = structlog.get_logger(__name__)
 

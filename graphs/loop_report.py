@@ -16,7 +16,7 @@ from envqa.graphs.spend import spend_section
 from envqa.core.models import Finding, TrialResult
 from envqa.app.notify import notify
 from envqa.probes.coverage import coverage_section
-from envqa.store.artifacts import RunLayout
+from envqa.core.layout import RunLayout
 
 SCHEMA_VERSION = 2
 

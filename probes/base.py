@@ -21,11 +21,11 @@ from envqa.core.environment import Environment
 from envqa.core.errors import InfraError
 from envqa.core.models import Finding, Outcome, Phase, TrialResult, TrialSpec
 from envqa.core.sandbox import Sandbox, SandboxBackend, SandboxSpec
-from envqa.scheduler.policy import TRANSIENT_INFRA
-from envqa.scheduler.queues import SANDBOX_QUEUE, queue_settings
+from envqa.core.policy import TRANSIENT_INFRA
+from envqa.core.queues import SANDBOX_QUEUE, queue_settings
 from envqa.sandbox.network import AllowlistBackend, allowlist_of
 from envqa.sandbox.strace import EXEC_SYSCALLS, SYSCALLS, StraceEvent, StraceSession, strace_available
-from envqa.store.artifacts import RunLayout
+from envqa.core.layout import RunLayout
 
 log = structlog.get_logger(__name__)
 

@@ -12,7 +12,7 @@ import re
 
 from envqa.core.models import Finding, Label, Phase, Severity
 from envqa.probes.base import HuntTrial
-from envqa.probes.wrap_tools import wrapped_tools  # re-exported: which binaries would be a wrapped tool
+from envqa.core.wrap_tools import wrapped_tools  # re-exported: which binaries would be a wrapped tool
 from envqa.sandbox.strace import StraceEvent
 
 def verifier_log_writes(trial: HuntTrial) -> list[StraceEvent]:

@@ -18,7 +18,7 @@ from envqa.agents.trial import ENVIRONMENT_ERRORS
 from envqa.core.models import Citation, Finding, Outcome, Phase, TrialLabel, TrialResult
 from envqa.probes.base import HuntTrial
 from envqa.probes.strace_rules import describe, hidden_reads, strace_evidence, tool_execs, verifier_log_writes
-from envqa.probes.wrap_tools import wrapped_tools
+from envqa.core.wrap_tools import wrapped_tools
 from envqa.sandbox.strace import parse_strace
 
 MODEL_AGENTS = ("solver", "hunter")

@@ -68,7 +68,7 @@ def give_up_call(payload: dict, error_class: str, message: str) -> None:
 
 def _run_here(store: Store, call: Call) -> dict:
     """Local executor: run it in this process; a failure is recorded on the row, then re-raised."""
-    from envqa.scheduler.policy import error_class_of
+    from envqa.core.policy import error_class_of
 
     try:
         result = _func(call.func)(call.args)

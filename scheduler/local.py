@@ -14,7 +14,7 @@ from envqa.core.config import QAConfig
 from envqa.core.environment import Environment
 from envqa.core.models import TrialResult, TrialSpec
 from envqa.core.sandbox import SandboxBackend
-from envqa.store.artifacts import RunLayout
+from envqa.core.layout import RunLayout
 from envqa.store.db import Store
 
 EventSink = Callable[..., None]

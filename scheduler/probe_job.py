@@ -29,7 +29,7 @@ from envqa.core.models import Finding, TrialResult
 from envqa.scheduler.jobs import JobEnvelope
 from envqa.scheduler.queues import SANDBOX_QUEUE
 from envqa.scheduler.trial_job import _backend, _store
-from envqa.store.artifacts import RunLayout
+from envqa.core.layout import RunLayout
 from envqa.store.shared_files import for_this_host, upload_trial_artifacts
 
 EventSink = Callable[..., None]

@@ -17,9 +17,9 @@ from envqa.core.config import QAConfig
 from envqa.core.errors import InfraError, InputError, ProviderError
 from envqa.core.models import Outcome, TrialResult, TrialSpec, utcnow
 from envqa.scheduler.jobs import JobEnvelope
-from envqa.scheduler.policy import TRANSIENT_INFRA
+from envqa.core.policy import TRANSIENT_INFRA
 from envqa.scheduler.queues import queue_for_model
-from envqa.store.artifacts import RunLayout
+from envqa.core.layout import RunLayout
 from envqa.store.db import Store
 from envqa.store.shared_files import for_this_host, upload_trial_artifacts
 

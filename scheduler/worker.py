@@ -35,7 +35,7 @@ from envqa.core.config import QueueSettings, SchedulerSettings
 from envqa.core.errors import InfraError, RunCancelled
 from envqa.scheduler import rq_adapter
 from envqa.scheduler.broker import Broker, Claim
-from envqa.scheduler.policy import Action, decide
+from envqa.core.policy import Action, decide
 from envqa.scheduler.queues import Keys, queue_settings
 
 log = structlog.get_logger(__name__)

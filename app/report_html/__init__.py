@@ -20,7 +20,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 
 from envqa.core.errors import InputError
 from envqa.app.report_html.data import build_view, store_extras
-from envqa.store.artifacts import write_atomic
+from envqa.core.layout import write_atomic
 
 log = structlog.get_logger(__name__)
 HERE = Path(__file__).parent

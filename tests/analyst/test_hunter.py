@@ -20,7 +20,7 @@ from envqa.core.models import Finding
 from envqa.probes.base import ProbeContext
 from envqa.probes.gate import GateInputs, run_gate
 from envqa.probes.regression_exploits import replay_exploit, replayable_exploits
-from envqa.store.artifacts import RunLayout
+from envqa.core.layout import RunLayout
 from envqa.store.db import Store
 
 from providers.scripts import bash, finish

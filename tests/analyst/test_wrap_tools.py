@@ -11,7 +11,7 @@ import pytest
 from qa_testkit import EXAMPLES
 
 from envqa.core.environment import load_environment
-from envqa.probes.wrap_tools import requested_tool_kinds, wrap_candidates, wrapped_tools
+from envqa.core.wrap_tools import requested_tool_kinds, wrap_candidates, wrapped_tools
 
 ASKS = {
     "Write a compiler for a restricted subset of C at /app/cc.": "c-compiler",

@@ -16,7 +16,7 @@ from envqa.agents.trial import run_trial
 from envqa.core.environment import load_environment
 from envqa.core.models import Outcome, TrialSpec
 from envqa.sandbox.limits import container_pids
-from envqa.store.artifacts import RunLayout
+from envqa.core.layout import RunLayout
 from tests.foundation.conftest import TASK_TOML, containers_with
 
 DOCKER_ROOT = "/var/lib/docker"

@@ -9,7 +9,7 @@ from envqa.agents.base import AgentContext, AgentRun
 from envqa.agents.trial import run_trial
 from envqa.core.environment import load_environment
 from envqa.core.models import Outcome, TrialSpec
-from envqa.store.artifacts import RunLayout
+from envqa.core.layout import RunLayout
 from tests.foundation.conftest import containers_with
 
 

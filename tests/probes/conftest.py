@@ -50,7 +50,7 @@ def probe_ctx(docker_backend, qa_config, tmp_path):
     """Build a ProbeContext for an example (or any env dir) with a real store and the real backend."""
     from envqa.core.environment import load_environment
     from envqa.probes.base import ProbeContext
-    from envqa.store.artifacts import RunLayout
+    from envqa.core.layout import RunLayout
     from envqa.store.db import Store
 
     qa_config.home.mkdir(parents=True, exist_ok=True)

@@ -112,7 +112,7 @@ def test_an_allowlist_trial_gets_its_network_only_through_the_proxy(qa_config, d
     from envqa.core.environment import load_environment
     from envqa.core.models import TrialSpec
     from envqa.sandbox.network import FakeInternet
-    from envqa.store.artifacts import RunLayout
+    from envqa.core.layout import RunLayout
 
     src = EXAMPLES / "network-fetch"
     outcomes = {}

@@ -9,7 +9,7 @@ from envqa.agents.trial import run_trial
 from envqa.core.config import load_config
 from envqa.core.environment import load_environment
 from envqa.core.models import Outcome, TrialSpec
-from envqa.store.artifacts import RunLayout
+from envqa.core.layout import RunLayout
 
 from qa_testkit import EXAMPLES
 from . import scripts

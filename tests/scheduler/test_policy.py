@@ -8,8 +8,8 @@ import pytest
 from envqa.core.config import QueueSettings, SchedulerSettings, load_config
 from envqa.core.errors import (InfraError, InputError, ProviderAuthError, ProviderOverloaded, RateLimited,
                           TransientProviderError)
-from envqa.scheduler.policy import Action, backoff, decide
-from envqa.scheduler.queues import normalize_queue, queue_for_model, queue_settings
+from envqa.core.policy import Action, backoff, decide
+from envqa.core.queues import normalize_queue, queue_for_model, queue_settings
 from envqa.store.db import Store
 
 

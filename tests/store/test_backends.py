@@ -102,7 +102,7 @@ def test_rows_behave_like_sqlite_rows_and_placeholders_translate(target):
 def test_postgres_restart_costs_one_transaction_at_most(pg_server, monkeypatch):
     """After a restart the next statement reconnects by itself; a transaction cut by it raises
     StoreUnavailable, a ConnectionError, which the scheduler's policy retries."""
-    from envqa.scheduler.policy import is_transient
+    from envqa.core.policy import is_transient
 
     monkeypatch.delenv("QA_STORE_URL", raising=False)
     url = pg_server.create_database("restart_test")
