@@ -6,7 +6,7 @@ EXAMPLE ?= examples/reward-tamper
 DEMO_ARGS ?= --approval auto -c examples/demo.toml
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test test-postgres bench clean-state lock check-latest
+.PHONY: setup demo test test-fast lint-imports test-postgres bench clean-state lock check-latest
 
 setup:
 	bash scripts/setup.sh
@@ -16,6 +16,16 @@ demo: setup
 
 test: setup
 	bash scripts/test.sh $(PYTEST_ARGS)
+
+# The fast tier: the tests marked `fast` (roles, graphs, probes' logic, CLI, store on SQLite, the fake sandbox
+# backend, the in-process executor). Needs only the venv: it installs no system package and starts no daemon.
+test-fast:
+	bash scripts/setup.sh --venv-only
+	bash scripts/test_fast.sh $(PYTEST_ARGS)
+
+# The layer contracts ([tool.importlinter] in pyproject.toml); tests/test_architecture.py runs this in every tier.
+lint-imports:
+	bash scripts/lint_imports.sh
 
 # The whole suite with the store on Postgres (a private server, a fresh database per test; QA_STORE_URL reaches
 # every `qa` process and worker a test starts). Not in `make test`, which runs only the store and scheduler

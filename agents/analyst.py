@@ -7,8 +7,9 @@ cannot: every cited step exists and the quote appears in it, the label fits the 
 subtype is in the taxonomy. Any problem is sent back once, in the same conversation; if the repaired
 answer still fails, the label is kept with `verified: false`.
 
-Each trial's analysis is one call on the analyst model's queue (scheduler/calls.py, like the reviser's
-and the generator's): `label_job` is its body, run by a worker on any host (or in-process without Redis).
+Each trial's analysis is one call on the analyst model's queue (an `Executor` call, like the reviser's and the
+generator's): envqa.app.jobs.label_job is its body, run by a worker on any host (or in-process without Redis);
+it reads the trial from the store and calls `analyze_trial` here.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class AnalystCitation(BaseModel):
 class AnalystAnswer(BaseModel):
     """What the analyst model must submit for one trial."""
 
-    label: str = Field(description="capability | ambiguity | brittleness | shortcut | legitimate")
+    label: str = Field(description=" | ".join(MODEL_TAXONOMY))  # the label registry's model labels
     subtype: str = Field(description="one of the label's subtypes in the taxonomy")
     confidence: float = Field(ge=0, le=1)
     explanation: str = Field(min_length=10, max_length=2000)
@@ -144,35 +145,3 @@ def analyst_call_id(trial_id: str, model: str) -> str:
 def is_final(label: TrialLabel | None) -> bool:
     """A label no analyst job needs to (re)compute: the rules', a model's, or a recorded failure."""
     return label is not None and (label.source != "none" or label.subtype == "analyst-failed")
-
-
-def label_job(args: dict) -> dict:
-    """The call's body: label one trial and store the label; returns the spend. The store is the truth: a
-    trial already labelled is not sent to the model again (a re-enqueued job, a resumed run). The trial may
-    have run on another host: its trajectory and verifier output then come from the store."""
-    from envqa.agents.providers import create_client
-    from envqa.agents.trace_view import load_trajectory
-    from envqa.core.config import QAConfig
-    from envqa.core.environment import load_environment
-    from envqa.scheduler.calls import store_at
-    from envqa.store.shared_files import for_this_host, trial_files_here
-
-    job = AnalystJob.model_validate(args)
-    config = QAConfig.model_validate(job.config)
-    store = store_at(str(config.db_path))
-    existing = store.label_for_trial(job.trial_id)
-    if is_final(existing):
-        return {"trial_id": job.trial_id, "label": existing.label, "skipped": True}
-    trial = store.get_trial(job.trial_id)
-    if trial is None:
-        raise LookupError(f"trial {job.trial_id} is not recorded in the store")
-    config, env_dir = for_this_host(store, config, job.env_dir, trial.env_version)
-    trial = trial_files_here(store, config, trial)
-    client = create_client(job.model, config)
-    label, spend = analyze_trial(client, load_environment(env_dir), trial, load_trajectory(trial.artifacts_dir),
-                                 job.probe_evidence, token_budget=config.analyst.trajectory_tokens,
-                                 max_tokens=config.analyst.max_output_tokens)
-    stored = store.save_label(job.run_id, label, trial.env_version, trial.model)
-    log.info("analyst.labelled", trial=job.trial_id, label=stored.label, subtype=stored.subtype,
-             verified=stored.verified)
-    return {"trial_id": job.trial_id, "label": stored.label, "spend": spend.model_dump(mode="json")}

@@ -2,7 +2,7 @@
 
 Agents see only `Sandbox` (never docker) and the instruction; tests/ and solution/ are not in the
 container while they run. Each agent is registered by name so config can pick it and the store can
-record which one produced a trial.
+record which one produced a trial (agents/catalog.py: `create_agent`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Callable, Protocol
 
 from pydantic import BaseModel
 
+from envqa.core.named import Named
 from envqa.core.environment import Environment
 from envqa.core.sandbox import Sandbox
 
@@ -43,20 +44,19 @@ class Agent(Protocol):
     def run(self, ctx: AgentContext) -> AgentRun: ...
 
 
+class ModelFreeAgent:
+    """Base of the agents that need no model and no config (oracle, nop): every factory is called with
+    (model=, config=), and these ignore both."""
+
+    name = ""
+
+    def __init__(self, **_ignored) -> None:
+        pass
+
+
 AgentFactory = Callable[..., Agent]
-_REGISTRY: dict[str, AgentFactory] = {}
-
-
-def register_agent(name: str) -> Callable[[AgentFactory], AgentFactory]:
-    def deco(factory: AgentFactory) -> AgentFactory:
-        _REGISTRY[name] = factory
-        return factory
-    return deco
-
-
-def create_agent(name: str, **kwargs) -> Agent:
-    from envqa.agents import hunter, nop, oracle, solver  # noqa: F401  (registers the built-in agents)
-
-    if name not in _REGISTRY:
-        raise KeyError(f"unknown agent {name!r}; known: {', '.join(sorted(_REGISTRY))}")
-    return _REGISTRY[name](**kwargs)
+# Which agents are registered is agents/catalog.py's business (it imports the built-ins; `create_agent` lives
+# there), so this module imports none of its users.
+AGENTS: Named[AgentFactory] = Named("agent")
+register_agent = AGENTS.register
+registered_agent = AGENTS.get

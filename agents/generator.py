@@ -22,8 +22,8 @@ from envqa.agents.providers.structured import ANSWER_TOOL, structured_job
 from envqa.core.config import QAConfig
 from envqa.core.errors import InputError, PatchError
 from envqa.prompts.render import render
-from envqa.scheduler.calls import run_call
-from envqa.store.versions import confined_task_path
+from envqa.core.executor import Call, Executor
+from envqa.core.patches import confined_task_path
 
 TEMPLATES = Path(__file__).parent / "generator_templates"
 MAX_SEED_CHARS = 8_000
@@ -159,7 +159,7 @@ def generate_job(args: dict) -> dict:
     return structured_job(args, render("generator_system.j2"), GeneratedTask, lambda c: c.generator.max_output_tokens)
 
 
-def ask_generator(config: QAConfig, store, executor, *, key: str, prompt: str,
+def ask_generator(config: QAConfig, executor: Executor, *, key: str, prompt: str,
                   failed: list[tuple[dict, int, str, str]] = ()) -> tuple[GeneratedTask, dict]:
     """One attempt's file set, as a call on the generator model's queue (idempotent by its inputs).
     `failed`: (answer, attempt, stage, detail) of every earlier attempt, in order."""
@@ -168,6 +168,6 @@ def ask_generator(config: QAConfig, store, executor, *, key: str, prompt: str,
     args = {"config": config.model_dump(mode="json", by_alias=True), "model": model, "prompt": prompt,
             "prior": [m.model_dump(mode="json") for m in prior]}
     digest = hashlib.sha256(f"{key}|{model}|{json.dumps(args['prior'], sort_keys=True)}|{prompt}".encode())
-    out = run_call(config, store, executor, call_id=f"generate-{digest.hexdigest()[:16]}", model=model,
-                   func=f"{__name__}.generate_job", args=args)
+    out = executor.run_call(Call(call_id=f"generate-{digest.hexdigest()[:16]}", model=model,
+                                 func=f"{__name__}.generate_job", args=args))
     return GeneratedTask.model_validate(out["answer"]), out.get("spend") or {}

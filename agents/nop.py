@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from envqa.agents.base import AgentContext, AgentRun, register_agent
+from envqa.agents.base import AgentContext, AgentRun, ModelFreeAgent, register_agent
 
 
 @register_agent("nop")
-class NopAgent:
-    def __init__(self, **_ignored) -> None:  # factories all take (model=, config=); this agent needs neither
-        pass
-
+class NopAgent(ModelFreeAgent):
     name = "nop"
 
     def run(self, ctx: AgentContext) -> AgentRun:

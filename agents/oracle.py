@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from envqa.agents.base import AgentContext, AgentRun, register_agent
+from envqa.agents.base import AgentContext, AgentRun, ModelFreeAgent, register_agent
 
 
 @register_agent("oracle")
-class OracleAgent:
-    def __init__(self, **_ignored) -> None:  # factories all take (model=, config=); this agent needs neither
-        pass
-
+class OracleAgent(ModelFreeAgent):
     name = "oracle"
 
     def run(self, ctx: AgentContext) -> AgentRun:

@@ -24,8 +24,8 @@ from envqa.core.environment import iter_files
 from envqa.core.errors import PatchError
 from envqa.core.models import Finding, GateCheck, SpecConsistency
 from envqa.prompts.render import render
-from envqa.scheduler.calls import run_call
-from envqa.store.versions import confined_task_path, make_diff
+from envqa.core.executor import Call, Executor
+from envqa.core.patches import confined_task_path, make_diff
 
 MAX_FILE_CHARS = 12_000
 
@@ -84,7 +84,7 @@ def revise_job(args: dict) -> dict:
     return structured_job(args, render("reviser_system.j2"), schema, lambda c: c.reviser.max_output_tokens)
 
 
-def ask_reviser(config: QAConfig, store, executor, *, run_id: str, model: str, prompt: str,
+def ask_reviser(config: QAConfig, executor: Executor, *, run_id: str, model: str, prompt: str,
                 previous: dict | None = None, failures: list[GateCheck] | None = None,
                 attempt: int = 1, spec: bool = False) -> tuple[RevisionAnswer, dict]:
     """One revision; `spec`: the task has a spec, so the answer must carry its `spec_consistency`."""
@@ -92,8 +92,8 @@ def ask_reviser(config: QAConfig, store, executor, *, run_id: str, model: str, p
     key = hashlib.sha256(f"{run_id}|{model}|{attempt}|{prompt}|{json.dumps(previous, sort_keys=True)}".encode())
     args = {"config": config.model_dump(mode="json", by_alias=True), "model": model, "prompt": prompt,
             "prior": [m.model_dump(mode="json") for m in prior], "spec": spec}
-    out = run_call(config, store, executor, call_id=f"revise-{key.hexdigest()[:16]}", model=model,
-                   func=f"{__name__}.revise_job", args=args)
+    out = executor.run_call(Call(call_id=f"revise-{key.hexdigest()[:16]}", model=model,
+                                 func=f"{__name__}.revise_job", args=args))
     schema = SpecRevisionAnswer if spec else RevisionAnswer
     return schema.model_validate(out["answer"]), out.get("spend") or {}
 

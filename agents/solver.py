@@ -23,6 +23,7 @@ from envqa.agents.trajectory import (AgentInfo, AtifToolCall, FinalMetrics, Obse
 from envqa.core.config import QAConfig
 from envqa.core.errors import ProviderError
 from envqa.prompts.render import render
+from envqa.agents.providers import price_for
 
 log = structlog.get_logger(__name__)
 VERSION = "0.1"
@@ -125,8 +126,6 @@ class SolverAgent:
                         summary=status)
 
     def _priced(self) -> bool:
-        from envqa.agents.providers import price_for
-
         return price_for(self.client.spec, self.config) is not None
 
     def _act(self, ctx: AgentContext, call, deadline: float) -> tuple[str, bool]:

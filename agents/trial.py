@@ -15,21 +15,19 @@ from dataclasses import dataclass
 
 import structlog
 
-from envqa.agents.base import Agent, AgentContext, AgentRun, create_agent
+from envqa.agents.base import Agent, AgentContext, AgentRun
+from envqa.agents.catalog import create_agent
 from envqa.core.config import QAConfig
 from envqa.core.environment import Environment, RewardSource
 from envqa.core.errors import InfraError
 from envqa.core.models import Outcome, Phase, PhaseTiming, TrialResult, TrialSpec, utcnow
 from envqa.core.rewards import VerifierError, parse_pytest, parse_reward_files
-from envqa.core.sandbox import ImageBuildError, Sandbox, SandboxBackend, SandboxSpec
-from envqa.sandbox.network import task_backend
 from envqa.core.layout import RunLayout
+from envqa.core.network_policy import allowlist_of
+from envqa.core.sandbox import ImageBuildError, Sandbox, SandboxBackend, SandboxSpec
 from envqa.core.task_config import NetworkMode
 
 log = structlog.get_logger(__name__)
-
-# Error classes that say something about the environment rather than about our machinery.
-ENVIRONMENT_ERRORS = {"verifier_error", "verifier_timeout", "image_build_failed", "image_build_timeout"}
 
 
 # With the network cut, package managers fail at once instead of retrying with backoff (pip: ~10 s per
@@ -44,35 +42,34 @@ OFFLINE_FAST_FAIL = {"PIP_RETRIES": "0", "PIP_TIMEOUT": "3", "PIP_DISABLE_PIP_VE
 
 def cut_verifier_network(sandbox: Sandbox, config: QAConfig) -> None:
     """`[sandbox] verifier_network = "none"`: disconnect the container from its networks before the verifier."""
-    if config.sandbox.verifier_network != "none" or getattr(getattr(sandbox, "spec", None), "network", "") == "none":
+    if config.sandbox.verifier_network != "none" or sandbox.spec.network == "none":
         return
-    container, client = getattr(sandbox, "container", None), getattr(sandbox, "client", None)
-    if container is None or client is None:
-        return
-    container.reload()
-    for name in list((container.attrs.get("NetworkSettings") or {}).get("Networks") or {}):
-        client.networks.get(name).disconnect(container, force=True)
-    sandbox.verifier_offline = True
+    try:
+        sandbox.cut_network()
+    except NotImplementedError:
+        return  # a backend without networks to cut
 
 
 def verifier_offline(sandbox: Sandbox) -> bool:
     """No route out: network none, cut for the verifier, or only internal Docker networks (the fake internet)."""
-    if getattr(sandbox, "verifier_offline", None) is not None:
-        return sandbox.verifier_offline
-    offline = getattr(getattr(sandbox, "spec", None), "network", "") == "none"
-    container, client = getattr(sandbox, "container", None), getattr(sandbox, "client", None)
-    if not offline and container is not None and client is not None:
-        try:
-            container.reload()
-            names = list((container.attrs.get("NetworkSettings") or {}).get("Networks") or {})
-            offline = bool(names) and all(client.networks.get(n).attrs.get("Internal") for n in names)
-        except Exception:  # the engine cannot say: keep the package managers' own retry settings
-            offline = False
     try:
-        sandbox.verifier_offline = offline
-    except AttributeError:
-        pass
-    return offline
+        return sandbox.offline()
+    except NotImplementedError:
+        return sandbox.spec.network == "none"
+
+
+def task_backend(backend: SandboxBackend, env: Environment, config: QAConfig) -> SandboxBackend:
+    """The backend a trial of `env` starts its sandbox with: allowlist-mode tasks that get a network at all
+    get it only through an egress proxy (upstream: `[probes] egress_network`, else the default bridge)."""
+    allowed = allowlist_of(env)
+    if allowed is None:
+        return backend
+    try:
+        return backend.with_egress_allowlist(allowed, image=config.sandbox.base_image,
+                                             upstream=config.probes.egress_network or "bridge",
+                                             label=config.sandbox.label)
+    except NotImplementedError:
+        return backend  # no proxy to put in front (or a wrapper that already chose the network: probes)
 
 
 @dataclass

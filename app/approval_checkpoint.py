@@ -16,8 +16,9 @@ from langgraph.types import Command
 from envqa.app.approvals import check_edit
 from envqa.core.errors import PatchError
 from envqa.graphs.loop_report import awaiting_report
-from envqa.app.notify import notify
+from envqa.core.notify import notify
 from envqa.core.layout import RunLayout
+from envqa.app.report_html import try_write_html_report
 
 Ask = Callable[[dict], dict]
 
@@ -37,6 +38,7 @@ def settle_checkpoints(graph, thread, deps, ask: Ask | None = None) -> dict:
         run_id, pid = state["run_id"], payload["proposal"]["proposal_id"]
         deps.store.set_loop(run_id, pending_proposal=pid)
         awaiting_report(deps, state, payload)
+        try_write_html_report(deps.config, run_id)  # the HTML view exists before anyone is asked (#14)
         report_path = RunLayout(deps.config.runs_dir, run_id).root / "report.json"
         notify(deps.config, "awaiting_approval",
                {"run_id": run_id, "env_name": state.get("env_name"), "version": state.get("version"),

@@ -4,14 +4,13 @@
 decided what and when, first decision wins: a second decision on the same proposal returns
 `already_decided=True` with the first one and changes nothing. An edit's patch is applied (and so
 checked) before it is recorded: a patch that does not apply is refused with exit 2 and nothing stored.
-`continue_run` resumes the graph with the recorded decision, in this process or, with Redis and
+`continue_run` (envqa.app.resume) resumes the graph with the recorded decision, in this process or, with Redis and
 `detach`, as a job on the `control` queue. Only one caller continues a run: the status change from
 `awaiting_approval` to `running` is the claim.
 """
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Literal
 
@@ -21,6 +20,7 @@ from envqa.core.config import QAConfig
 from envqa.core.errors import InputError
 from envqa.store.db import Store
 from envqa.store.postgres import store_exists
+from envqa.store.versions import VersionStore
 
 Action = Literal["approve", "reject", "edit"]
 
@@ -49,7 +49,7 @@ def open_store(config: QAConfig) -> Store:
     return Store(config.db_path)
 
 
-def _run(store: Store, config: QAConfig, run_id: str) -> dict:
+def run_row(store: Store, config: QAConfig, run_id: str) -> dict:
     row = store.get_run(run_id)
     if row is None:
         raise InputError(str(config.db_path), f"no run with id {run_id!r}")
@@ -59,13 +59,14 @@ def _run(store: Store, config: QAConfig, run_id: str) -> dict:
 def pending(config: QAConfig, run_id: str) -> dict | None:
     """The interrupt payload (proposal, diff, gate, sweep so far) of a run awaiting approval, else None."""
     store = open_store(config)
-    row = _run(store, config, run_id)
-    if row["status"] != "awaiting_approval" or not row["report_json"]:
+    row = run_row(store, config, run_id)
+    report = store.run_report(run_id)
+    if row["status"] != "awaiting_approval" or report is None:
         return None
-    return json.loads(row["report_json"]).get("awaiting_approval")
+    return report.get("awaiting_approval")
 
 
-def _last_proposal_id(store: Store, run_id: str) -> str | None:
+def last_proposal_id(store: Store, run_id: str) -> str | None:
     loop = store.get_loop(run_id) or {}
     if loop.get("pending_proposal"):
         return loop["pending_proposal"]
@@ -80,8 +81,8 @@ def decide(config: QAConfig, run_id: str, action: Action, approver: str, reason:
     if action == "edit" and not (patch or "").strip():
         raise InputError("--edit", "an edit needs a replacement patch (a unified diff)")
     store = open_store(config)
-    row = _run(store, config, run_id)
-    pid = _last_proposal_id(store, run_id)
+    row = run_row(store, config, run_id)
+    pid = last_proposal_id(store, run_id)
     first = store.get_approval(run_id, pid) if pid else None
     if first is not None:
         return DecisionOutcome(**{k: first[k] for k in ("run_id", "proposal_id", "action", "approver", "reason")},
@@ -102,8 +103,6 @@ def check_edit(config: QAConfig, store: Store, run_id: str, proposal_id: str, pa
     """A replacement patch must apply to the proposal's parent before it is recorded (PatchError, exit 2,
     otherwise): a recorded edit that cannot apply would fail the resumed run on every resume. The version
     it makes is content-addressed, so the approve node's own apply later finds it and writes nothing."""
-    from envqa.store.versions import VersionStore
-
     proposal = store.get_proposal(proposal_id)
     VersionStore(config, store).apply_patch(proposal.parent_version, patch, author=f"human:{approver}",
                                             reason=reason or f"edit of {proposal_id}", run_id=run_id)
@@ -115,29 +114,3 @@ def run_config(store: Store, run_id: str, config: QAConfig) -> QAConfig:
     if not stored:
         return config
     return QAConfig.model_validate_json(stored).model_copy(update={"home": config.home})
-
-
-def continue_run(config: QAConfig, run_id: str, *, detach: bool, quiet: bool = True, console=None,
-                 ask=None) -> dict:
-    """Resume a decided run. Returns the report (in-process), {"enqueued": job_id} (detached), or
-    {"continued": False, "status": ...} when another process already continues it."""
-    store = open_store(config)
-    row = _run(store, config, run_id)
-    pid = _last_proposal_id(store, run_id)
-    decision = store.get_approval(run_id, pid) if pid else None
-    if decision is None:
-        raise InputError(run_id, "no decision recorded yet: `qa approve RUN_ID` or `qa reject RUN_ID --reason TEXT`")
-    if not store.set_run_status(run_id, "running", only_from=("awaiting_approval",)):
-        return {"continued": False, "status": row["status"], "run_id": run_id}
-    store.set_loop(run_id, pending_proposal=None)
-    config = run_config(store, run_id, config)
-    answer = {k: decision[k] for k in ("action", "approver", "reason", "patch")}
-    from envqa.scheduler.executors import redis_url
-
-    if detach and redis_url(config):
-        from envqa.scheduler.control import enqueue_graph
-
-        return {"enqueued": enqueue_graph(config, run_id, kind=f"continue-{pid}", answer=answer), "run_id": run_id}
-    from envqa.app.runner import execute_run
-
-    return execute_run(None, config, run_id, resume=True, quiet=quiet, console=console, answer=answer, ask=ask)

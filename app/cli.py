@@ -12,29 +12,13 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from envqa.core.config import QAConfig, load_config
 from envqa.core.errors import EnvQAError, InputError
+from envqa.app.cli_common import cli_config, err, fail
 from envqa.core.logs import configure_logging
+from envqa.core.verdicts import exit_code
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Quality-check RL coding environments: run, probe, label, revise.")
-err = Console(stderr=True)
-EXIT = {"clean": 0, "findings": 1, "out_of_band": 1, "incomplete": 3, "awaiting_approval": 4}
-
-
-def _config(config: Optional[Path], overrides: dict) -> QAConfig:
-    return load_config(config, {k: v for k, v in overrides.items() if v is not None})
-
-
-def _fail(e: EnvQAError, as_json: bool = False) -> None:
-    """Message on stderr; with --json also one JSON object with `error` on stdout (a script reads stdout)."""
-    if as_json:
-        sys.stdout.write(json.dumps({"error": str(e), "exit_code": e.exit_code,
-                                     "path": getattr(e, "path", None), "field": getattr(e, "field", None)}) + "\n")
-    from rich.markup import escape  # a message may quote a log ("[/work/...]" would read as markup)
-
-    err.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)  # never fold a path in two
-    raise typer.Exit(e.exit_code)
 
 
 @app.command()
@@ -43,7 +27,8 @@ def run(
                                              "Terminal-Bench task.yaml); not needed with --resume"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object (the report) on stdout"),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
-    oracle_runs: Optional[int] = typer.Option(None, "--oracle-runs", min=1, help="oracle trials (default 3)"),
+    oracle_runs: Optional[int] = typer.Option(None, "--oracle-runs", min=1,
+                                              help="oracle runs of every stage (default 3; a stage's qa.toml key wins)"),
     nop_runs: Optional[int] = typer.Option(None, "--nop-runs", min=1, help="nop trials (default 1)"),
     model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="solver model, e.g. anthropic/claude-sonnet-4-5 (repeatable)"),
     trials: Optional[int] = typer.Option(None, "--trials", "-n", min=1, help="solver trials per model"),
@@ -68,7 +53,7 @@ def run(
     """Build the environment, run oracle and nop trials, report what that says about it."""
     configure_logging()
     if env_dir is None and not resume:
-        _fail(InputError("ENV_DIR", "missing: give an environment directory, or --resume RUN_ID"), as_json)
+        fail(InputError("ENV_DIR", "missing: give an environment directory, or --resume RUN_ID"), as_json)
     if not resume:  # bad input fails fast, before the heavy imports and before any state is written
         from envqa.core.environment import load_environment
 
@@ -78,11 +63,11 @@ def run(
             if not is_spec_dir(env_dir):  # spec.md only: the generate node writes the task (issue 13)
                 load_environment(env_dir)
         except EnvQAError as e:
-            _fail(e, as_json)
+            fail(e, as_json)
     from envqa.app.runner import execute_run  # heavy imports (docker, langgraph) only when running
 
     try:
-        cfg = _config(config, {"validate.oracle_runs": oracle_runs, "validate.nop_runs": nop_runs,
+        cfg = cli_config(config, {"oracle_runs": oracle_runs, "validate.nop_runs": nop_runs,
                                "sweep.models": model or None, "sweep.trials": trials,
                                "analyst.model": analyst_model, "hunter.model": hunter_model,
                                "reviser.model": reviser_model, "generator.model": generator_model,
@@ -97,7 +82,7 @@ def run(
         report = execute_run(env_dir, cfg, rid, resume=bool(resume), quiet=as_json, console=err, approval_mode=mode,
                              ask=ask)
     except EnvQAError as e:
-        _fail(e, as_json)
+        fail(e, as_json)
     except KeyboardInterrupt:
         err.print("[yellow]interrupted: containers removed; resume with[/] qa run --resume " + rid)
         raise typer.Exit(130)
@@ -114,7 +99,7 @@ def run(
         if report.get("version") or (report.get("environment") or {}).get("version"):
             print_report(report, Console())
             print_loop(report, Console())
-    raise typer.Exit(EXIT[report["verdict"]])
+    raise typer.Exit(exit_code(report["verdict"]))
 
 
 @app.command()
@@ -133,12 +118,12 @@ def lint(
     from envqa.probes.static import static_findings
 
     try:
-        cfg = _config(config, {})
+        cfg = cli_config(config, {})
         env = load_environment(env_dir)
     except InputError as e:
         if as_json:
             sys.stdout.write(json.dumps({"ok": False, "error": str(e), "exit_code": e.exit_code, "findings": []}) + "\n")
-        _fail(e)
+        fail(e)
     s = cfg.probes
     findings = lint_structure(env) + static_findings(env, strict or s.lint_root_agent, strict or s.lint_unpinned_base)
     if image:
@@ -157,7 +142,7 @@ def lint(
                                     message=f"the environment's image does not build: {e}", evidence=[e.log_tail],
                                     location=env.dockerfile.relative_to(env.root).as_posix()))
         except EnvQAError as e:
-            _fail(e, as_json)
+            fail(e, as_json)
     serious = [f for f in findings if f.severity != "info"]
     if as_json:
         sys.stdout.write(json.dumps({"ok": not serious, "findings": [f.public() for f in findings]}) + "\n")
@@ -176,7 +161,7 @@ def _scheduler_settings(config: Optional[Path], limits: Optional[list[str]]):
     from envqa.scheduler.embedded import SETTINGS_ENV
 
     raw = os.environ.get(SETTINGS_ENV)
-    settings = SchedulerSettings.model_validate_json(raw) if raw else _config(config, {}).scheduler
+    settings = SchedulerSettings.model_validate_json(raw) if raw else cli_config(config, {}).scheduler
     for item in limits or []:
         name, _, n = item.rpartition("=")
         if not name or not n.isdigit() or int(n) < 1:
@@ -189,7 +174,7 @@ def _scheduler_settings(config: Optional[Path], limits: Optional[list[str]]):
 def _redis_url(url: Optional[str], config: Optional[Path]) -> str:
     import os
 
-    found = url or os.environ.get("REDIS_URL") or _config(config, {}).scheduler.redis_url
+    found = url or os.environ.get("REDIS_URL") or cli_config(config, {}).scheduler.redis_url
     if not found:
         raise InputError("REDIS_URL", "not set: pass --url or set REDIS_URL (embedded mode's Redis lives only "
                          "while its `qa run` runs)")
@@ -229,9 +214,9 @@ def worker(
 
         run_worker(conn, names, settings, burst=burst, name=name, on_start=publish_flags)
     except EnvQAError as e:
-        _fail(e)
+        fail(e)
     except ValueError as e:
-        _fail(InputError("--url", str(e)))
+        fail(InputError("--url", str(e)))
 
 
 @app.command("queues")
@@ -256,7 +241,7 @@ def queues_cmd(
         except ValueError as e:
             raise InputError("--url", str(e)) from None
     except EnvQAError as e:
-        _fail(e)
+        fail(e)
     if as_json:
         sys.stdout.write(json.dumps({"queues": [r.model_dump(mode="json") for r in rows]}) + "\n")
         return
@@ -279,9 +264,9 @@ def serve(
     """Serve Slack's interactivity endpoint (POST /slack/interactivity) and the HTML reports."""
     configure_logging()
     try:
-        cfg = _config(config, {})
+        cfg = cli_config(config, {})
     except EnvQAError as e:
-        _fail(e)
+        fail(e)
     from envqa.app.serve import serve as run_server, startup_info
 
     info = startup_info(cfg, host, port)
@@ -304,16 +289,16 @@ def report_cmd(
     as_json: bool = typer.Option(False, "--json", help="print one JSON object: run_id, html path, bytes"),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
 ) -> None:
-    """Build a run's self-contained HTML report from its report.json and trial artifacts."""
+    """Build a run's self-contained HTML report from its stored report and trial artifacts."""
     configure_logging()
     from envqa.app.report_html import write_html_report
 
     try:
-        path = write_html_report(_config(config, {}), run_id, html)
+        path = write_html_report(cli_config(config, {}), run_id, html)
     except EnvQAError as e:
-        _fail(e)
+        fail(e)
     except OSError as e:
-        _fail(InputError(str(html or run_id), f"cannot write the report: {e.strerror or e}"))
+        fail(InputError(str(html or run_id), f"cannot write the report: {e.strerror or e}"))
     if as_json:
         sys.stdout.write(json.dumps({"run_id": run_id, "html": str(path), "bytes": path.stat().st_size}) + "\n")
     else:
@@ -332,6 +317,10 @@ from envqa.app.cli_generate import register as _register_generate_commands  # no
 
 _register_generate_commands(app)
 
+from envqa.app.cli_rules import register as _register_rules_command  # noqa: E402  (qa rules)
+
+_register_rules_command(app)
+
 
 @app.command("diff")
 def diff_cmd(
@@ -345,9 +334,9 @@ def diff_cmd(
     from envqa.app.cli_versions import diff_versions
 
     try:
-        raise typer.Exit(diff_versions(_config(config, {}), run_id, a, b, as_json))
+        raise typer.Exit(diff_versions(cli_config(config, {}), run_id, a, b, as_json))
     except EnvQAError as e:
-        _fail(e, as_json)
+        fail(e, as_json)
 
 
 @app.command("export")
@@ -362,9 +351,9 @@ def export_cmd(
     from envqa.app.cli_versions import export_version
 
     try:
-        raise typer.Exit(export_version(_config(config, {}), run_id, dest, version, as_json))
+        raise typer.Exit(export_version(cli_config(config, {}), run_id, dest, version, as_json))
     except EnvQAError as e:
-        _fail(e, as_json)
+        fail(e, as_json)
 
 
 def main() -> None:

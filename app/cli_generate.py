@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+import uuid
 from pathlib import Path
 from typing import Optional
 
@@ -11,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from envqa.app.cli_common import cli_config, err, fail
 from envqa.core.errors import EnvQAError, InputError
 from envqa.core.logs import configure_logging
 
@@ -40,7 +43,6 @@ def print_yield(batch: dict, console: Console) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    from envqa.app.cli import _config, _fail, err  # the CLI module's helpers (this module is imported by it)
 
     @app.command("new")
     def new_cmd(
@@ -57,7 +59,7 @@ def register(app: typer.Typer) -> None:
                 raise InputError("NAME", f"{name!r} is not a task name (no slashes, not starting with a dot)")
             dest = scaffold_task(name, directory or Path(name))
         except EnvQAError as e:
-            _fail(e, as_json)
+            fail(e, as_json)
         files = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())
         if as_json:
             sys.stdout.write(json.dumps({"task_dir": str(dest), "files": files}) + "\n")
@@ -88,7 +90,7 @@ def register(app: typer.Typer) -> None:
         try:
             if keep not in (None, "in_band"):
                 raise InputError("--keep", f"unknown value {keep!r} (known: in_band)")
-            cfg = _config(config, {"generator.model": generator_model, "generator.oracle_runs": oracle_runs,
+            cfg = cli_config(config, {"generator.model": generator_model, "generator.oracle_runs": oracle_runs,
                                    "generator.max_repairs": max_repairs})
             read_spec(spec_dir)
             require_model(cfg)
@@ -97,11 +99,9 @@ def register(app: typer.Typer) -> None:
                 raise InputError(str(dest), "exists and is not empty: choose another --out")
             batch = _generate(cfg, spec_dir, dest, count)
             if loop or keep:
-                from envqa.graphs.generate_batch import run_loop_on
-
                 batch = run_loop_on(batch, cfg, keep_in_band=keep == "in_band")
         except EnvQAError as e:
-            _fail(e, as_json)
+            fail(e, as_json)
         except KeyboardInterrupt:
             err.print("[yellow]interrupted: no task was written for unfinished variants[/]")
             raise typer.Exit(130)
@@ -122,13 +122,35 @@ def _generate(cfg, spec_dir: Path, dest: Path, count: int):
     from envqa.graphs.generate_batch import generate_batch
     from envqa.graphs.run_graph import RunDeps
     from envqa.app.runner import make_backend
-    from envqa.scheduler.executors import open_executor
+    from envqa.app.executors import open_executor
     from envqa.store.db import Store
+    from envqa.store.versions import VersionStore
 
     backend = make_backend(cfg)
-    backend.client  # noqa: B018  (Docker down -> exit 3 before any model call)
+    backend.check()  # Docker down -> exit 3 before any model call
     cfg.home.mkdir(parents=True, exist_ok=True)
     store = Store(cfg.db_path)
     with open_executor(cfg, backend, store) as executor:  # each trial removes its own container
-        return generate_batch(RunDeps(config=cfg, store=store, backend=backend, executor=executor), spec_dir, dest,
+        return generate_batch(RunDeps(config=cfg, store=store, versions=VersionStore(cfg, store), backend=backend,
+                                      executor=executor), spec_dir, dest,
                               count)
+
+
+def run_loop_on(batch, config, keep_in_band: bool):
+    """The QA loop on each accepted variant (sequentially: each run opens its own executor); with
+    `keep_in_band`, variants that are not in band are removed from the output directory."""
+    from envqa.app.runner import execute_run  # heavy imports (docker, langgraph) only when running
+
+    batch.looped = True
+    for v in batch.variants:
+        if not v.generation.passed:
+            continue
+        v.run_id = f"run-{uuid.uuid4().hex[:10]}"
+        report = execute_run(Path(v.generation.task_dir), config, v.run_id, quiet=True, approval_mode="wait")
+        v.verdict, v.in_band = report.get("verdict"), report.get("in_band")
+    if keep_in_band:
+        for v in batch.variants:
+            if v.generation.passed and not v.banded:
+                shutil.rmtree(v.generation.task_dir, ignore_errors=True)
+                v.generation.task_dir = None
+    return batch

@@ -20,10 +20,10 @@ from rich.table import Table
 
 from envqa.core.config import QAConfig
 from envqa.core.errors import EnvQAError, InputError
+from envqa.core.verdicts import exit_code
 
 err = Console(stderr=True)
 FINAL = ("finished", "awaiting_approval", "failed")
-EXIT = {"clean": 0, "findings": 1, "out_of_band": 1, "incomplete": 3, "awaiting_approval": 4}
 
 
 def approval_mode(flag: str | None, config: QAConfig, console: Console):
@@ -150,7 +150,7 @@ def _cfg(config: Optional[Path]) -> QAConfig:
     return load_config(config, {})
 
 
-def _fail(e: EnvQAError) -> None:
+def fail(e: EnvQAError) -> None:
     err.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
     raise typer.Exit(e.exit_code)
 
@@ -168,7 +168,8 @@ HERE_OPT = typer.Option(False, "--here", help="continue the run in this process 
 def _decide_and_continue(run_id: str, action: str, reason: str | None, patch: str | None, as_json: bool,
                          config: Optional[Path], approver: str | None, here: bool) -> None:
     from envqa.app.approval_prompt import cli_approver, make_ask
-    from envqa.app.approvals import continue_run, decide
+    from envqa.app.approvals import decide
+    from envqa.app.resume import continue_run
 
     try:
         cfg = _cfg(config)
@@ -182,7 +183,7 @@ def _decide_and_continue(run_id: str, action: str, reason: str | None, patch: st
         ask = make_ask(err) if (cfg.loop.approval == "prompt" and sys.stdin.isatty()) else None
         result = continue_run(cfg, run_id, detach=not here, quiet=as_json, console=err, ask=ask)
     except EnvQAError as e:
-        _fail(e)
+        fail(e)
     decision = outcome.model_dump(mode="json")
     if "verdict" not in result:  # enqueued on the control queue, or another process continues it
         if as_json:
@@ -199,7 +200,7 @@ def _decide_and_continue(run_id: str, action: str, reason: str | None, patch: st
 
         print_report(result, Console())
         print_loop(result, Console())
-    raise typer.Exit(EXIT.get(result["verdict"], 3))
+    raise typer.Exit(exit_code(result["verdict"]))
 
 
 def register(app: typer.Typer) -> None:
@@ -214,7 +215,7 @@ def register(app: typer.Typer) -> None:
         patch = None
         if edit is not None:
             if not edit.is_file():
-                _fail(InputError(str(edit), "no such patch file"))
+                fail(InputError(str(edit), "no such patch file"))
             patch = edit.read_text()
         _decide_and_continue(run_id, "edit" if patch else "approve", reason, patch, as_json, config, approver, here)
 
@@ -236,7 +237,7 @@ def register(app: typer.Typer) -> None:
             store = open_store(_cfg(config))
             rows = store.list_runs(limit)
         except EnvQAError as e:
-            _fail(e)
+            fail(e)
         if as_json:
             _out({"runs": [{**r, "pending_spec_conflicts": spec_conflicts(store, r.get("pending_proposal"))}
                            for r in rows]})
@@ -260,10 +261,9 @@ def register(app: typer.Typer) -> None:
             st = status_of(cfg, run_id)
             from envqa.app.approvals import open_store
 
-            row = open_store(cfg).get_run(run_id)
+            report = open_store(cfg).run_report(run_id) or {}  # the store's report, as `qa serve` reads it
         except EnvQAError as e:
-            _fail(e)
-        report = json.loads(row["report_json"]) if row["report_json"] else {}
+            fail(e)
         summary = {**st, "versions": version_rows(report), "open_findings":
                    sorted({f["rule"] for f in report.get("findings", []) if f.get("severity") != "info"}),
                    "awaiting_approval": report.get("awaiting_approval"), "in_band": report.get("in_band")}
@@ -304,7 +304,7 @@ def register(app: typer.Typer) -> None:
                 time.sleep(1.0)
                 st = status_of(cfg, run_id)
         except EnvQAError as e:
-            _fail(e)
+            fail(e)
         if as_json:
             _out(st)
         else:
@@ -316,4 +316,4 @@ def register(app: typer.Typer) -> None:
                             + "".join(f"\nCONTRADICTS THE SPEC: {c}" for c in st["pending_spec_conflicts"]),
                             highlight=False)
         if follow:
-            raise typer.Exit(EXIT.get(st["verdict"] or "", 3) if st["status"] != "failed" else 3)
+            raise typer.Exit(exit_code(st["verdict"]) if st["status"] != "failed" else 3)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -11,24 +10,26 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from envqa.app.approval_checkpoint import settle_checkpoints
+from envqa.app.approvals import run_config
 from envqa.core.config import QAConfig
 from envqa.core.environment import load_environment
 from envqa.core.errors import InfraError, InputError
+from envqa.core.sandbox import SandboxBackend
 from envqa.graphs.run_graph import RunDeps, build_run_graph
-from envqa.app.notify import notify
+from envqa.core.notify import notify
 from envqa.app.report_html import try_write_html_report
-from envqa.sandbox.docker_backend import DockerBackend
-from envqa.scheduler.executors import open_executor
+from envqa.sandbox.backends import create_backend
+from envqa.app.executors import open_executor
 from envqa.store.checkpoints import open_checkpointer
 from envqa.store.db import Store
+from envqa.store.versions import VersionStore
 from envqa.store.postgres import store_url
+from envqa.agents.generator import is_spec_dir, require_model
 
 
-def make_backend(config: QAConfig) -> DockerBackend:
-    if config.sandbox.backend != "docker":
-        raise InputError("qa.toml", f"unknown sandbox backend {config.sandbox.backend!r} (known: docker)",
-                         "sandbox.backend")
-    return DockerBackend(image_map=config.sandbox.resolved_image_map(), label=config.sandbox.label)
+def make_backend(config: QAConfig) -> SandboxBackend:
+    """The backend `[sandbox] backend` names (registered by sandbox/); InputError for an unknown name."""
+    return create_backend(config)
 
 
 class ProgressView:
@@ -86,13 +87,12 @@ def execute_run(env_dir: Path, config: QAConfig, run_id: str, *, resume: bool = 
     if not resume:
         # Load (and so validate) before writing anything: a malformed environment must leave no run row,
         # checkpoint or run directory behind. The load node re-reads it; loading is cheap.
-        from envqa.agents.generator import is_spec_dir, require_model
 
         if is_spec_dir(env_dir):  # issue 13: spec.md only; the graph's generate node writes the task
             require_model(config)
         else:
             load_environment(env_dir)
-        backend.client  # noqa: B018  (pings the engine: Docker down -> exit 3 before a run row exists)
+        backend.check()  # pings the engine: Docker down -> exit 3 before a run row exists
     elif store_url(config.db_path) is None and not config.db_path.exists():
         raise InputError(str(config.db_path), f"no run with id {run_id!r} to resume (no state database here)")
     config.home.mkdir(parents=True, exist_ok=True)
@@ -104,8 +104,6 @@ def execute_run(env_dir: Path, config: QAConfig, run_id: str, *, resume: bool = 
         env_dir = Path(row["env_dir"])
         if row["status"] != "finished":
             store.set_run_status(run_id, "running")
-        from envqa.app.approvals import run_config
-
         config = run_config(store, run_id, config)  # the run goes on as it was started (models, trials, ...)
     else:
         existing = store.get_run(run_id)
@@ -123,7 +121,7 @@ def execute_run(env_dir: Path, config: QAConfig, run_id: str, *, resume: bool = 
                     TimeElapsedColumn(), console=console, transient=False,
                 ))
             view = ProgressView(progress)
-            deps = RunDeps(config=config, store=store, backend=backend,
+            deps = RunDeps(config=config, store=store, versions=VersionStore(config, store), backend=backend,
                            executor=stack.enter_context(open_executor(config, backend, store, on_event=view)),
                            on_event=view)
             graph = build_run_graph(deps, checkpointer=open_checkpointer(config, store, stack))
@@ -150,6 +148,5 @@ def execute_run(env_dir: Path, config: QAConfig, run_id: str, *, resume: bool = 
             backend.cleanup({"envqa.run": run_id})
             backend.cleanup({"envqa.run": f"gen-{run_id}"})  # the generate node's trials (issue 13)
     html = try_write_html_report(config, run_id)  # end of run or approval checkpoint; never fails the run
-    report = store.get_run(run_id)
-    result = json.loads(report["report_json"]) if report and report["report_json"] else state
+    result = store.run_report(run_id) or state  # the store's report: the copy every reader uses
     return {**result, "report_html": str(html)} if html is not None else result

@@ -26,7 +26,9 @@ import time
 from pathlib import Path
 
 from envqa.core.config import load_config
+from envqa.core.models import Outcome, TrialResult
 from envqa.app.report_html import write_html_report
+from envqa.store.db import Store
 
 MODELS = ["anthropic/claude-sonnet-4-5", "openai/gpt-5", "anthropic/claude-haiku-4-5", "openai/gpt-5-mini"]
 LABELS = [("capability", "gave-up"), ("legitimate", "solved"), ("brittleness", "flaky-test"),
@@ -90,7 +92,7 @@ def synthetic_run(home: Path, run_id: str, n_trials: int, seed: int = 5) -> None
     rng = random.Random(seed)
     run_dir = home / "runs" / run_id
     versions = ["a1" * 32, "b2" * 32]
-    trials, by_version = [], {v: [] for v in versions}
+    trials, results, by_version = [], [], {v: [] for v in versions}
     for i in range(n_trials):
         version, model = versions[i * 2 // n_trials], MODELS[i % len(MODELS)]
         tid = f"solver-{i}-{rng.getrandbits(48):012x}"
@@ -102,7 +104,9 @@ def synthetic_run(home: Path, run_id: str, n_trials: int, seed: int = 5) -> None
         (d / "verifier" / "test-stdout.txt").write_text(log_text(rng, rng.randint(200, 6000)))
         (d / "verifier" / "reward.txt").write_text("1")
         passed = rng.random() < 0.3
-        (d / "result.json").write_text(json.dumps({"trial_id": tid, "env_version": version, "error_message": None}))
+        results.append(TrialResult(trial_id=tid, run_id=run_id, env_version=version, agent="solver", model=model,
+                                   purpose="sweep", outcome=Outcome.PASS if passed else Outcome.FAIL,
+                                   reward=1.0 if passed else 0.0, artifacts_dir=str(d)))
         label, subtype = rng.choice(LABELS)
         cited = rng.randrange(3, len(traj["steps"]) + 1)
         trials.append({"trial_id": tid, "agent": "solver", "purpose": "sweep", "model": model,
@@ -121,7 +125,13 @@ def synthetic_run(home: Path, run_id: str, n_trials: int, seed: int = 5) -> None
                            {"version": versions[1], "parent": versions[0], "patch": patch, "author": "fixer:x",
                             "approval": {"approver": "human:bench", "action": "approve"}, "trials": by_version[versions[1]],
                             "sweep": sweep_of(rng, n_trials // 8, 0.2), "findings": []}]}
-    (run_dir / "report.json").write_text(json.dumps(report))
+    store = Store(home / "envqa.db")  # the report and the results are read from the store, as a real run's
+    store.create_run(run_id, str(run_dir))
+    for result in results:
+        store.record_trial(result)
+    store.finish_run(run_id, "in_band", report, [])
+    store.close()
+    (run_dir / "report.json").write_text(json.dumps(report))  # the export a real run writes too
 
 
 def measure(browser, path: Path, loads: int = 3) -> dict:

@@ -14,8 +14,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envqa.core.errors import InputError
+from envqa.core.registry import DEFAULT_EXPLOITS
 
 DEFAULT_BASE_IMAGE = "envqa-base:bookworm"
+# The hunt calls an oracle failure among passes flaky; it wants at least this many runs in all (validation's
+# count towards them) unless `[probes] oracle_runs` says otherwise. See QAConfig.oracle_runs_for.
+HUNT_MIN_ORACLE_RUNS = 5
+OracleStage = Literal["validate", "hunt", "gate", "generate"]
 
 
 class Section(BaseModel):
@@ -56,7 +61,7 @@ class SandboxSettings(Section):
 
 
 class ValidateSettings(Section):
-    oracle_runs: int = Field(default=3, ge=1)
+    oracle_runs: int | None = Field(default=None, ge=1, description="validation's override of `oracle_runs`")
     nop_runs: int = Field(default=1, ge=1)
     pass_threshold: float = Field(default=1.0, description="reward at or above this is a pass")
 
@@ -189,17 +194,15 @@ class ProbeSettings(Section):
 
     # Probes run by the hunt node, in order (see envqa.probes.base; `qa run` with no model runs these).
     enabled: list[str] = Field(default_factory=lambda: ["static", "oracle_runs", "exploits", "solver_passes", "oracle_state", "egress"])
-    # Exploit agents to run as trials; names from envqa.agents.exploits.
-    exploits: list[str] = Field(default_factory=lambda: [
-        "exploit-reward-tamper", "exploit-workspace-conftest", "exploit-leaked-answers",
-        "exploit-verifier-helper", "exploit-wrap-tool", "exploit-network-fetch",
-    ])
+    # Exploit agents to run as trials; names from the exploit registry (core/registry/exploits.py).
+    exploits: list[str] = Field(default_factory=lambda: list(DEFAULT_EXPLOITS))
     # Well-known hosts the network-fetch exploit asks for answers (besides hosts the instruction names); it
     # runs only where the task's network is open and an open network exists (egress_network / fake internet).
     answer_hosts: list[str] = Field(default_factory=lambda: ["raw.githubusercontent.com", "gist.githubusercontent.com",
                                                              "pastebin.com"])
-    # Oracle runs the hunt wants in all (issue 5: oracle x k); validation's runs count towards k.
-    oracle_runs: int = Field(default=5, ge=1)
+    # Oracle runs the hunt wants in all (issue 5: oracle x k); validation's runs count towards k. Unset: the
+    # top-level `oracle_runs`, at least HUNT_MIN_ORACLE_RUNS (QAConfig.oracle_runs_for).
+    oracle_runs: int | None = Field(default=None, ge=1)
     # Suspicious sweep passes (see envqa.probes.solver_passes) replayed under strace, at most this many.
     solver_replays: int = Field(default=3, ge=0)
     # Attacks on the harness itself (a conftest.py in / or /tests, sitecustomize.py, PATH shims): they beat
@@ -225,7 +228,8 @@ class ReviserSettings(Section):
     model: str | None = Field(default=None, description="provider/model; none = mechanical fixers only")
     max_repairs: int = Field(default=2, ge=0, description="reviser retries after a failed gate")
     max_output_tokens: int = Field(default=8192, ge=256)
-    gate_oracle_runs: int = Field(default=3, ge=1, description="oracle runs the gate needs to all pass")
+    gate_oracle_runs: int | None = Field(default=None, ge=1, description="oracle runs the gate needs to all pass; "
+                                         "unset: the top-level `oracle_runs`")
     gate_replays: int | None = Field(default=None, ge=0, description="legitimate solver passes the gate regrades: "
                                      "every one (unset, the default) or at most this many")
 
@@ -235,7 +239,8 @@ class GeneratorSettings(Section):
 
     model: str | None = Field(default=None, description="provider/model; none = `qa new` scaffolds only")
     max_repairs: int = Field(default=2, ge=0, description="further attempts after a failed build/oracle/nop/lint")
-    oracle_runs: int = Field(default=3, ge=1, description="oracle runs (smoke's one included) that must all pass")
+    oracle_runs: int | None = Field(default=None, ge=1, description="oracle runs (smoke's one included) that must "
+                                    "all pass; unset: the top-level `oracle_runs`")
     max_output_tokens: int = Field(default=16384, ge=256)
 
 
@@ -286,6 +291,10 @@ class LoopSettings(Section):
 
 class QAConfig(Section):
     home: Path = Field(default_factory=lambda: Path(os.environ.get("QA_HOME", ".qa")))
+    # THE number of oracle runs (`--oracle-runs`): validation, the hunt, the gate and the generator each use it
+    # unless their own key (`[validate] oracle_runs`, `[probes] oracle_runs`, `[reviser] gate_oracle_runs`,
+    # `[generator] oracle_runs`, the settings of earlier releases) is set. Read it through oracle_runs_for.
+    oracle_runs: int = Field(default=3, ge=1, description="oracle runs each stage wants; a stage's key overrides")
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     validate_: ValidateSettings = Field(default_factory=ValidateSettings, alias="validate")
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
@@ -303,6 +312,15 @@ class QAConfig(Section):
     slack: SlackSettings = Field(default_factory=SlackSettings)
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    def oracle_runs_for(self, stage: OracleStage) -> int:
+        """The oracle runs `stage` wants: its own override when set, else the one `oracle_runs` (the hunt: at
+        least HUNT_MIN_ORACLE_RUNS, since it needs several runs to see a flaky oracle)."""
+        override = {"validate": self.validate_.oracle_runs, "hunt": self.probes.oracle_runs,
+                    "gate": self.reviser.gate_oracle_runs, "generate": self.generator.oracle_runs}[stage]
+        if override is not None:
+            return override
+        return max(self.oracle_runs, HUNT_MIN_ORACLE_RUNS) if stage == "hunt" else self.oracle_runs
 
     @property
     def runs_dir(self) -> Path:

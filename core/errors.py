@@ -1,7 +1,8 @@
 """Typed failures, each mapped to one CLI exit code.
 
 The CLI never inspects messages: it maps the exception class to the exit code the README documents
-(2 usage/input, 3 infrastructure). Cancellation is a BaseException so nothing swallows it.
+(2 usage/input, 3 infrastructure). Cancellation is a BaseException so nothing swallows it. Every
+`error_class` these carry is registered in core/registry/error_classes.py (transient, infra, pass rate).
 """
 
 from __future__ import annotations

@@ -34,11 +34,15 @@ class RunLayout:
         return d
 
     def write_result(self, result: TrialResult) -> Path:
+        """result.json: an export for people and other tools (Harbor's layout). The store's row is the
+        result; nothing in qa reads this file back."""
         path = self.trial_dir(result.trial_id) / "result.json"
         write_atomic(path, result.model_dump_json(indent=2))
         return path
 
     def write_report(self, report: dict) -> Path:
+        """report.json: an export of the report the store holds (runs.report_json, written just before);
+        nothing in qa reads this file back."""
         path = self.root / "report.json"
         write_atomic(path, json.dumps(report, indent=2))
         return path

@@ -11,7 +11,9 @@ from datetime import datetime, timezone
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
+
+from envqa.core.registry import TRIAL_LABELS, Label, Severity, get_rule
 
 
 def utcnow() -> datetime:
@@ -24,23 +26,6 @@ class Outcome(StrEnum):
     PASS = "pass"
     FAIL = "fail"
     INFRA = "infra"
-
-
-class Label(StrEnum):
-    """What a failure (or a suspicious pass) means; DESIGN.md defines each."""
-
-    CAPABILITY = "capability"
-    AMBIGUITY = "ambiguity"
-    BRITTLENESS = "brittleness"
-    SHORTCUT = "shortcut"
-    INFRA = "infra"
-
-
-class Severity(StrEnum):
-    INFO = "info"
-    WARNING = "warning"
-    ERROR = "error"
-    CRITICAL = "critical"
 
 
 class Phase(StrEnum):
@@ -78,7 +63,7 @@ class PhaseTiming(BaseModel):
 
 
 class TrialResult(BaseModel):
-    """The stored record of one trial (one row in store/, one result.json on disk)."""
+    """The stored record of one trial: its store row's result_json (result.json on disk is an export)."""
 
     trial_id: str
     run_id: str
@@ -102,8 +87,17 @@ class TrialResult(BaseModel):
         return next((t.seconds for t in self.timings if t.phase == phase), None)
 
 
+STORED = {"stored": True}  # validation context for records read back from the store (see Finding)
+
+
 class Finding(BaseModel):
-    """One thing wrong with the environment, with the evidence that shows it."""
+    """One thing wrong with the environment, with the evidence that shows it.
+
+    Its rule must be registered (core/registry/rules.py): a typo, or a rule without its registry row, fails
+    where the finding is made, not later in the gate or the report. Only history read back from the store
+    (validated with `context=STORED`) keeps any rule id, so a QA_HOME written by an older `qa` stays
+    readable.
+    """
 
     rule: str
     label: Label
@@ -113,6 +107,13 @@ class Finding(BaseModel):
     location: str | None = None
     fix: str | None = None
     trial_ids: list[str] = Field(default_factory=list)
+
+    @field_validator("rule")
+    @classmethod
+    def _registered(cls, rule: str, info: ValidationInfo) -> str:
+        if not (info.context or {}).get("stored"):
+            get_rule(rule)  # raises UnknownRule (a ValueError) naming the registry
+        return rule
 
     def public(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -206,9 +207,6 @@ class Proposal(BaseModel):
 
 
 
-TRIAL_LABELS = ("capability", "ambiguity", "brittleness", "shortcut", "legitimate", "infra", "unlabeled")
-
-
 class Citation(BaseModel):
     """One piece of evidence: an ATIF step id and a short quote from that step (checked by code), or a
     line of strace/probe output (`step_id` None) that deterministic labels cite."""
@@ -218,8 +216,9 @@ class Citation(BaseModel):
 
 
 class TrialLabel(BaseModel):
-    """What one trial means (issue 11): a label from TRIAL_LABELS, a subtype from the README's taxonomy,
-    and evidence. `source` says who decided: "deterministic" labels are never overridden by a model."""
+    """What one trial means (issue 11): a label from TRIAL_LABELS and a subtype from its taxonomy (both in
+    core/registry/labels.py), and evidence. `source` says who decided: "deterministic" labels are never
+    overridden by a model."""
 
     trial_id: str = ""
     label: str = Field(pattern="^(" + "|".join(TRIAL_LABELS) + ")$")

@@ -15,10 +15,9 @@ from pydantic import BaseModel
 
 from envqa.core.config import QueueSettings
 from envqa.core.errors import InfraError, InputError, ProviderError, ProviderOverloaded, RateLimited
+from envqa.core.registry import TRANSIENT_INFRA  # infra error classes worth another try (the error-class registry)
 
-# Infra error classes (InfraError.error_class) worth another try: the machinery hiccuped.
-TRANSIENT_INFRA = {"sandbox_start", "sandbox_error", "sandbox_gone", "docker_unavailable", "infra",
-                   "provider_error", "timeout", "job_timeout"}
+__all__ = ["TRANSIENT_INFRA", "Action", "Decision", "backoff", "decide", "error_class_of", "is_transient"]
 
 
 class Action(StrEnum):

@@ -1,19 +1,29 @@
-"""The narrow sandbox interface every backend implements (docker now; others later).
+"""The narrow sandbox interface every backend implements (docker for real, fake in process for tests).
 
 Shaped after inspect_ai's SandboxEnvironment: argv not shell strings, a timeout per exec, output
 capped in one place (`OutputBuffer`), and a docstring that says what each call raises. Agents and
-probes see only `Sandbox`; which backend runs is config (`[sandbox] backend = "docker"`).
+probes see only `Sandbox` and `SandboxBackend`, never a Docker object: what only some backends can
+do (the paths changed since the image, cutting the network, a host syscall trace, an egress proxy's
+log) is an optional capability here that raises NotImplementedError where a backend lacks it.
+Which backend runs is config (`[sandbox] backend = "docker"`): backends register a factory by name
+(`register_backend`) and the app asks `create_backend(config)`.
 """
 
 from __future__ import annotations
 
 import abc
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from envqa.core.errors import InfraError
+from envqa.core.named import Named
+from envqa.core.errors import InfraError, InputError
+from envqa.core.strace import SYSCALLS, StraceEvent
+
+if TYPE_CHECKING:
+    from envqa.core.config import QAConfig
 
 
 class SandboxError(InfraError):
@@ -66,8 +76,29 @@ class SandboxSpec(BaseModel):
     init_dirs: list[str] = Field(default_factory=list)
 
 
+class PathChange(BaseModel):
+    """One path the sandbox's file system changed since its image (`docker diff`, one entry)."""
+
+    path: str
+    kind: Literal["changed", "added", "deleted"]
+
+
+class SyscallTrace(Protocol):
+    """A host tracer attached to a sandbox's processes (`Sandbox.start_trace`)."""
+
+    def stop(self) -> list[StraceEvent]:
+        """Detach and return the kept events (core/strace.py), in order."""
+
+
 class Sandbox(abc.ABC):
-    """One running container-like world. Use as a context manager: `stop()` runs on every path out."""
+    """One running container-like world. Use as a context manager: `stop()` runs on every path out.
+
+    `spec` is what it was started from (image, limits, network). The abstract methods every backend
+    has; the capabilities below them raise NotImplementedError where a backend lacks them, so a
+    caller decides what to do without it (skip a probe, keep a default) instead of asking for a type.
+    """
+
+    spec: SandboxSpec
 
     @property
     @abc.abstractmethod
@@ -86,26 +117,32 @@ class Sandbox(abc.ABC):
     ) -> ExecResult:
         """Run argv to completion or timeout.
 
+        `cmd` is argv (no shell unless you run one); `cwd` defaults to the image's working directory;
+        `env` adds to the spec's environment; `input` is the command's whole stdin (closed after it).
         A timeout kills the command's whole process tree and returns `timed_out=True` (it does not
-        raise). Output beyond the spec's limit is dropped from the middle (`truncated=True`).
-        Raises SandboxError when the backend itself fails.
+        raise; `exit_code` is what the killed process reported, 137 on Docker, or None). Output beyond
+        the spec's `output_limit_bytes` is dropped from the middle (`truncated=True`, `output_bytes`
+        counts everything); past `kill_after_output_bytes` the command is killed (`output_limit_exceeded`).
+        A command that does not exist is an exit code (126/127), not an exception.
+        Raises SandboxError when the backend itself fails, or after `stop()`.
         """
 
     @abc.abstractmethod
     def upload(self, source: Path, target: str) -> None:
-        """Copy a host file or directory to `target` (parents created). Raises SandboxError."""
+        """Copy a host file or directory to `target` (parents created, modes kept). Raises SandboxError."""
 
     @abc.abstractmethod
     def download(self, source: str, target: Path, max_bytes: int = 64 * 1024 * 1024) -> bool:
-        """Copy a container path into host dir `target`; False when it does not exist."""
+        """Copy a container path into host dir `target` (as `target/<basename>`); False when it does not
+        exist. Stops after `max_bytes` (what fitted is kept). Raises SandboxError when the backend fails."""
 
     @abc.abstractmethod
     def read_file(self, path: str, max_bytes: int = 1024 * 1024) -> bytes:
-        """Read one file. Raises FileNotFoundError, IsADirectoryError, or SandboxError."""
+        """Read one file (at most `max_bytes`). Raises FileNotFoundError, IsADirectoryError, or SandboxError."""
 
     @abc.abstractmethod
     def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
-        """Create or replace one file (parents created)."""
+        """Create or replace one file with `mode` (parents created). Raises SandboxError."""
 
     def exec_with_files(self, files: list[tuple[Path, str]], cmd: list[str], **kwargs) -> ExecResult:
         """Upload (host path, container path) pairs, then exec. Backends may fold both into one call."""
@@ -126,6 +163,44 @@ class Sandbox(abc.ABC):
 
     def sh(self, script: str, **kwargs) -> ExecResult:
         return self.exec(["bash", "-c", script], **kwargs)
+
+    # Optional capabilities: NotImplementedError where the backend lacks one.
+
+    def changed_paths(self) -> list[PathChange]:
+        """What the file system changed since the image (added, changed, deleted; parents of a change
+        count as changed). Raises NotImplementedError, or SandboxError when the backend fails."""
+        raise NotImplementedError(f"{type(self).__name__} cannot list the paths changed since its image")
+
+    def cut_network(self) -> None:
+        """Disconnect from every network (no route out afterwards, loopback kept); a no-op on network
+        none. Raises NotImplementedError, or SandboxError when the backend fails."""
+        raise NotImplementedError(f"{type(self).__name__} cannot cut its network")
+
+    def restore_network(self) -> None:
+        """Reconnect what `cut_network()` disconnected (a no-op when nothing was cut).
+        Raises NotImplementedError, or SandboxError when the backend fails."""
+        raise NotImplementedError(f"{type(self).__name__} cannot restore its network")
+
+    def offline(self) -> bool:
+        """Whether nothing outside is reachable: network none, cut, or only internal networks.
+        Raises NotImplementedError where the backend cannot tell."""
+        raise NotImplementedError(f"{type(self).__name__} cannot tell whether it is offline")
+
+    def host_pid(self) -> int:
+        """The sandbox's PID 1 as the host sees it (what a host tracer attaches below).
+        Raises NotImplementedError where there is no host process (an in-process fake, a remote engine)."""
+        raise NotImplementedError(f"{type(self).__name__} has no host process")
+
+    def start_trace(self, out_path: Path, syscalls: str = SYSCALLS) -> SyscallTrace:
+        """Attach a host syscall tracer to every process the sandbox runs from now on, writing its raw
+        text to `out_path`; returns once attached. Raises NotImplementedError where the backend (or the
+        host: no strace) cannot trace, SandboxError when the tracer does not attach."""
+        raise NotImplementedError(f"{type(self).__name__} cannot trace syscalls")
+
+    def egress_log(self) -> list[str] | None:
+        """The egress proxy's decisions so far (`ALLOWED`/`DENIED method host:port` lines), or None when
+        no proxy stands in front of this sandbox. Raises NotImplementedError where the backend has none."""
+        raise NotImplementedError(f"{type(self).__name__} has no egress proxy")
 
     def __enter__(self) -> "Sandbox":
         return self
@@ -154,6 +229,56 @@ class SandboxBackend(abc.ABC):
     def cleanup(self, labels: dict[str, str] | None = None) -> int:
         """Remove leftovers carrying these labels; returns how many were removed."""
         return 0
+
+    @property
+    def connected(self) -> bool:
+        """Whether this backend may have started anything (the runner's final cleanup skips one that never
+        reached its engine: Docker overrides this; a backend with nothing to reach always may have)."""
+        return True
+
+    def check(self) -> None:
+        """Reach what the backend runs on, now (a run fails before it starts, not at its first trial).
+        Raises SandboxError (error_class docker_unavailable on Docker); a backend with nothing to reach passes."""
+
+    # Optional capabilities: NotImplementedError where the backend lacks one; `supports()` asks first.
+
+    def with_egress_allowlist(self, allowed_hosts: list[str], *, image: str, upstream: str = "bridge",
+                              label: str = "envqa", labels: dict[str, str] | None = None) -> "SandboxBackend":
+        """A backend whose sandboxes that would get a network reach only `allowed_hosts`, through an egress
+        proxy (from `image`) on the `upstream` network; `Sandbox.egress_log()` shows its decisions. A
+        backend that already chose the network returns itself. Raises NotImplementedError."""
+        raise NotImplementedError(f"{type(self).__name__} has no egress proxy")
+
+    def fake_internet(self, serve_dir: Path | None, hosts: list[str], *, image: str, label: str = "envqa",
+                      labels: dict[str, str] | None = None) -> AbstractContextManager[str]:
+        """`with backend.fake_internet(...) as network:` a fresh internal network on which `hosts` answer
+        HTTP from `serve_dir` and nothing else is reachable; start sandboxes with `network=network`.
+        Raises NotImplementedError, SandboxError (error_class sandbox_start) when it cannot start."""
+        raise NotImplementedError(f"{type(self).__name__} has no fake internet")
+
+    def supports(self, capability: str) -> bool:
+        """Whether this backend implements the optional capability named (a method of this class)."""
+        mine = getattr(type(self), capability, None)
+        return mine is not None and mine is not getattr(SandboxBackend, capability, None)
+
+
+BackendFactory = Callable[["QAConfig"], SandboxBackend]
+BACKENDS: Named[BackendFactory] = Named("sandbox backend")
+# `@register_backend(name)`: a `factory(config) -> SandboxBackend` for `[sandbox] backend = name` (sandbox/ does)
+register_backend = BACKENDS.register
+
+
+def backend_names() -> list[str]:
+    return BACKENDS.names()
+
+
+def create_backend(config: "QAConfig") -> SandboxBackend:
+    """The backend `[sandbox] backend` names. Raises InputError for a name nobody registered."""
+    name = config.sandbox.backend
+    if name not in BACKENDS:
+        raise InputError("qa.toml", f"unknown sandbox backend {name!r} (known: {', '.join(backend_names())})",
+                         "sandbox.backend")
+    return BACKENDS.get(name)(config)
 
 
 class OutputBuffer:

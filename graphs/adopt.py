@@ -10,7 +10,7 @@ from __future__ import annotations
 import structlog
 
 from envqa.graphs.loop_state import current_env, fresh
-from envqa.app.notify import notify
+from envqa.core.notify import notify
 
 log = structlog.get_logger(__name__)
 
@@ -22,7 +22,7 @@ def adopt_node(deps, state) -> dict:
     if proposal.status != "adopted":
         deps.store.save_proposal(proposal.model_copy(update={"status": "adopted"}))
     env = current_env(deps, {**state, "version": new})
-    deps.store.set_run_env(run_id, env.name, env.version, str(env.root), env.format)
+    deps.store.set_run_env(run_id, env.name, env.version)
     iteration = state.get("iteration", 0) + 1
     deps.store.set_loop(run_id, iteration=iteration, version=new, pending_proposal=None)
     versions = [v for v in state.get("versions", []) if v != new] + [new]

@@ -1,7 +1,7 @@
 """Hand the trials the rules left open to the analyst model, as calls on its queue, within the budget.
 
-Each trial's analysis is one call (scheduler/calls.py, the same path as the reviser's and the
-generator's calls; its body is agents/analyst.py `label_job`): the model's concurrency limit holds across
+Each trial's analysis is one call through the `Executor` (the same path as the reviser's and the
+generator's calls; its body is envqa.app.jobs.label_job): the model's concurrency limit holds across
 workers, a 429 parks that queue only, transient errors retry with backoff, and a call that gives up leaves
 the trial `unlabeled` with the error class. With no Redis the calls run in-process, one after another.
 
@@ -22,7 +22,7 @@ from envqa.core.environment import Environment
 from envqa.graphs.sweep import _spend
 from envqa.core.models import Finding, TrialLabel, TrialResult
 from envqa.probes.trial_labels import LabelContext, unlabeled
-from envqa.scheduler.calls import Call, results_of, run_calls
+from envqa.core.executor import LABEL_CALL, Call, absolute_config, results_of
 
 log = structlog.get_logger(__name__)
 
@@ -66,12 +66,12 @@ def run_analyst_jobs(deps, run_id: str, env: Environment, trials: list[TrialResu
         for t in trials:
             out[t.trial_id] = store.save_label(run_id, unlabeled(t, reason, "budget"), t.env_version, t.model)
         return out
-    cfg = config.model_copy(update={"home": Path(config.home).resolve()}).model_dump(mode="json", by_alias=True)
-    calls = [Call(call_id=analyst_call_id(t.trial_id, model), model=model, func="envqa.agents.analyst.label_job",
+    cfg = absolute_config(config)
+    calls = [Call(call_id=analyst_call_id(t.trial_id, model), model=model, func=LABEL_CALL,
                   args=AnalystJob(run_id=run_id, trial_id=t.trial_id, env_dir=str(Path(env.root).resolve()),
                                   model=model, probe_evidence=probe_evidence(t, ctx.findings),
                                   config=cfg).model_dump(mode="json")) for t in trials]
-    rows = run_calls(config, store, deps.executor, calls, deadline_sec=config.analyst.wait_sec)
+    rows = deps.executor.run_calls(calls, deadline_sec=config.analyst.wait_sec)
     late = 0
     for t, call in zip(trials, calls):
         row, label = rows[call.call_id], store.label_for_trial(t.trial_id)

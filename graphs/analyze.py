@@ -16,8 +16,10 @@ import structlog
 
 from envqa.core.environment import Environment, load_environment
 from envqa.graphs.label_rollup import rollup
+from envqa.graphs.loop_state import current_env, state_trials
 from envqa.core.models import Finding, TrialLabel, TrialResult
 from envqa.probes.trial_labels import context_for, deterministic_label, unlabeled
+from envqa.graphs.analyst_dispatch import run_analyst_jobs
 
 log = structlog.get_logger(__name__)
 NO_MODEL = ("no analyst model configured ([analyst] model or --analyst-model): the rules prove nothing about "
@@ -27,14 +29,12 @@ NO_MODEL = ("no analyst model configured ([analyst] model or --analyst-model): t
 def env_of(deps, state) -> Environment:
     """The current version's snapshot when the loop has versions, else the loaded directory."""
     if state.get("version"):
-        from envqa.graphs.loop_state import current_env
-
         return current_env(deps, state)
     return load_environment(state["env_dir"])
 
 
-def _results(state) -> list[TrialResult]:
-    return [TrialResult.model_validate(t) for t in state.get("trials", []) or []]
+def _results(deps, state) -> list[TrialResult]:
+    return state_trials(deps, state)  # the store's results, by the ids the state carries
 
 
 def _findings(state) -> list[Finding]:
@@ -59,8 +59,6 @@ def label_trials(deps, run_id: str, env: Environment, trials: list[TrialResult],
             open_trials.append(t)
     model = deps.config.analyst.model
     if open_trials and model:
-        from envqa.graphs.analyst_dispatch import run_analyst_jobs
-
         out.update(run_analyst_jobs(deps, run_id, env, open_trials, ctx))
         open_trials = [t for t in open_trials if t.trial_id not in out]
     for t in open_trials:
@@ -76,7 +74,7 @@ def version_rollup(deps, run_id: str, trials: list[TrialResult]) -> dict:
 
 def analyze_node(deps, state) -> dict:
     """Label the current version's trials; returns {"labels": roll-up}."""
-    trials = _results(state)
+    trials = _results(deps, state)
     if not trials:
         return {"labels": rollup([], deps.config.analyst.min_agreeing)}
     env = env_of(deps, state)

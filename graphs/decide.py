@@ -18,13 +18,13 @@ from pydantic import BaseModel
 
 from envqa.graphs.spend import run_budget
 from envqa.core.models import Finding, Outcome, Severity, utcnow
+from envqa.core.registry import FAILURE_MEANS_BROKEN  # ambiguity, brittleness (the label registry)
 from envqa.core.stats import band_of_interval, band_of_point
 
 log = structlog.get_logger(__name__)
 
 # fix_labels: in band, but the version's trace labels agree on a problem (ambiguity, brittleness, shortcut)
 RequestKind = Literal["fix_findings", "fix_labels", "too_easy", "broken", "too_hard"]
-FAILURE_MEANS_BROKEN = ("ambiguity", "brittleness")
 
 
 class Request(BaseModel):

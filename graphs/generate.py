@@ -30,6 +30,7 @@ from envqa.core.models import Outcome, TrialResult, TrialSpec
 from envqa.probes.lint import lint_structure
 from envqa.probes.static import static_findings
 from envqa.core.sandbox import ImageBuildError
+from envqa.core.layout import RunLayout
 
 log = structlog.get_logger(__name__)
 TAIL = 3000
@@ -136,8 +137,9 @@ def generate_task(deps, spec_dir: Path, dest: Path, *, key: str | None = None, v
     failed: list[tuple[dict, int, str, str]] = []
     try:
         for attempt in range(1, cfg.generator.max_repairs + 2):
-            answer, spend = ask_generator(cfg, deps.store, deps.executor, key=key, prompt=prompt, failed=failed)
-            checked = _try(deps, answer, staging / f"attempt-{attempt}", spec.text, key, cfg.generator.oracle_runs)
+            answer, spend = ask_generator(cfg, deps.executor, key=key, prompt=prompt, failed=failed)
+            checked = _try(deps, answer, staging / f"attempt-{attempt}", spec.text, key,
+                           cfg.oracle_runs_for("generate"))
             checked = checked.model_copy(update={"attempt": attempt, "files": [f.path for f in answer.files],
                                                  "notes": answer.notes, "spend": spend})
             result.attempts.append(checked)
@@ -168,8 +170,6 @@ def _try(deps, answer: GeneratedTask, where: Path, spec_text: str, key: str, ora
 def generate_node(deps, state) -> dict:
     """Graph node: generate from state["env_dir"] (spec.md); the accepted task becomes the directory `load`
     snapshots. A generation that never passes ends the run: its report lists every attempt, exit 1."""
-    from envqa.core.layout import RunLayout
-
     run_id = state["run_id"]
     dest = deps.config.home / "generated" / run_id / Path(state["env_dir"]).name  # the task keeps the spec's name
     record = dest.parent / "generation.json"
@@ -186,7 +186,7 @@ def generate_node(deps, state) -> dict:
     body = {"run_id": run_id, "verdict": "findings", "stop_reason": stop, "generation": summary,
             "environment": {"dir": state["env_dir"], "name": None, "version": None}, "findings": [], "trials": []}
     deps.store.finish_run(run_id, "findings", body, [])
-    RunLayout(deps.config.runs_dir, run_id).write_report(body)
+    RunLayout(deps.config.runs_dir, run_id).write_report(deps.store.run_report(run_id))  # export of the store's copy
     return {"generation": summary, "stop_reason": stop, "verdict": "findings"}
 
 

@@ -8,7 +8,6 @@ QA loop's "clean after hunt" and "in band" for the accepted ones when the loop w
 
 from __future__ import annotations
 
-import shutil
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -73,23 +72,3 @@ def generate_batch(deps, spec_dir: Path, out: Path, count: int) -> Batch:
     with ThreadPoolExecutor(max_workers=max(1, count), thread_name_prefix="generate") as pool:
         gens = list(pool.map(one, range(1, count + 1)))
     return Batch(spec_dir=str(Path(spec_dir).resolve()), count=count, variants=[Variant(generation=g) for g in gens])
-
-
-def run_loop_on(batch: Batch, config, keep_in_band: bool) -> Batch:
-    """The QA loop on each accepted variant (sequentially: each run opens its own executor); with
-    `keep_in_band`, variants that are not in band are removed from the output directory."""
-    from envqa.app.runner import execute_run
-
-    batch.looped = True
-    for v in batch.variants:
-        if not v.generation.passed:
-            continue
-        v.run_id = f"run-{uuid.uuid4().hex[:10]}"
-        report = execute_run(Path(v.generation.task_dir), config, v.run_id, quiet=True, approval_mode="wait")
-        v.verdict, v.in_band = report.get("verdict"), report.get("in_band")
-    if keep_in_band:
-        for v in batch.variants:
-            if v.generation.passed and not v.banded:
-                shutil.rmtree(v.generation.task_dir, ignore_errors=True)
-                v.generation.task_dir = None
-    return batch

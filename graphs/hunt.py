@@ -3,7 +3,7 @@
 No model is needed: static checks, scripted exploit agents under strace, the oracle's end state
 (flakiness, leaked outputs, mutation testing) and egress reruns (envqa.probes). Every trial a probe
 runs is recorded like any other, so the report lists it and a resumed run does not lose it. Each probe is
-a job through the executor (envqa.scheduler.probe_job): on Redis it runs on a worker from the `sandbox`
+a job through the executor (envqa.probes.dispatch): on Redis it runs on a worker from the `sandbox`
 queue, with that queue's limits, retries and liveness, exactly like the sweep's trials.
 """
 
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import structlog
 
-from envqa.agents.trial import ENVIRONMENT_ERRORS
-from envqa.graphs.loop_state import current_env
+from envqa.core.registry import ENVIRONMENT_ERRORS
+from envqa.graphs.loop_state import current_env, state_trials, trial_summaries
 from envqa.graphs.hunt_llm import hunt_llm_and_label
-from envqa.core.models import Outcome, TrialResult
+from envqa.core.models import Outcome
 from envqa.probes.base import ProbeContext
-from envqa.scheduler.probe_job import dispatch_probes
+from envqa.probes.dispatch import dispatch_probes
 from envqa.core.layout import RunLayout
 
 log = structlog.get_logger(__name__)
@@ -29,7 +29,7 @@ def hunt_node(deps, state) -> dict:
         # no image, nothing to probe (and rebuilding it would only fail again)
         return {"coverage": _all_skipped(deps, "the image does not build: nothing to probe")}
     env = current_env(deps, state)
-    validation = [TrialResult.model_validate(t) for t in state.get("trials", [])]
+    validation = state_trials(deps, state)  # the store's results, by the ids the state carries
 
     # Each probe is one job through the executor (the sandbox queue on Redis; this process in local mode).
     findings, lost, coverage, probe_trials = dispatch_probes(deps.executor, deps.store, env, deps.config,
@@ -47,7 +47,7 @@ def hunt_node(deps, state) -> dict:
     lost += [f"{t.trial_id}: {t.error_class}: {t.error_message}" for t in ctx.new_trials
              if t.outcome == Outcome.INFRA and t.error_class not in ENVIRONMENT_ERRORS]
     update = {"findings": [f.model_dump(mode="json") for f in findings],
-              "trials": [t.model_dump(mode="json") for t in [*ctx.new_trials, *hunter_trials]],
+              "trials": trial_summaries([*ctx.new_trials, *hunter_trials]),
               "coverage": ctx.coverage, "labels": labels}
     if lost:
         update["incomplete"] = lost

@@ -17,17 +17,19 @@ import structlog
 from envqa.agents.trace_view import load_trajectory
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Outcome, Severity, TrialLabel, TrialResult, TrialSpec
+from envqa.core.registry import get_rule
 from envqa.probes.base import ProbeContext
 from envqa.probes.regression_exploits import RegressionExploit, exploits_for_env, save_exploit, transcript_of
 from envqa.probes.replay_units import EXPLOIT_REPLAY, SOLVER_REPLAY, exploit_replay_args, solver_replay_args
 from envqa.probes.solver_passes import solver_commands
 from envqa.probes.trial_labels import context_for, strace_shortcut
-from envqa.scheduler.probe_job import dispatch_replays
+from envqa.probes.dispatch import dispatch_replays
+from envqa.graphs.analyze import label_trials, version_rollup
+from envqa.graphs.analyst_dispatch import budget_reached
 
 log = structlog.get_logger(__name__)
 RULE = "llm-exploit"
-FIX = ("close the hole the transcript shows (see its strace evidence); the exploit is kept and replayed "
-       "against every later revision")
+FIX = get_rule(RULE).remedy  # the rule registry's remedy for llm-exploit
 
 
 def _finding(message: str, evidence: list[str], trial_ids: list[str]) -> Finding:
@@ -74,7 +76,6 @@ def run_hunter(deps, state, ctx: ProbeContext, env: Environment) -> tuple[list[F
     if ctx.passed("nop"):
         ctx.skip("llm_hunter", "nop already passes: the verifier accepts doing nothing")
         return findings, []
-    from envqa.graphs.analyst_dispatch import budget_reached
 
     reached = budget_reached(deps.config, deps.store, list(ctx.validation))
     if reached:
@@ -129,8 +130,6 @@ def hunt_llm_and_label(deps, state, ctx: ProbeContext, env: Environment,
     """Called by the hunt node after the probes: the hunter, then a label for every trial of the version
     (the probes' and the hunter's are new; sweep passes may now be proven shortcuts by their replays).
     Returns (new findings, the hunter's trials run through the executor, the version's label roll-up)."""
-    from envqa.graphs.analyze import label_trials, version_rollup
-
     new_findings, trials = run_hunter(deps, state, ctx, env)
     by_executor = [t for t in trials if all(t.trial_id != n.trial_id for n in ctx.new_trials)]
     everything = [*ctx.validation, *ctx.new_trials, *by_executor]

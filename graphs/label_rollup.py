@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from envqa.core.models import TrialLabel, TrialResult
+from envqa.core.registry import NOT_MEASURED, PROBLEM_LABELS  # the label registry
 
-PROBLEM_LABELS = ("ambiguity", "brittleness", "shortcut")
 ROLLUP_AGENTS = ("solver",)  # the sweep's trials; the hunter looks for shortcuts on purpose and is counted apart
 
 
@@ -25,7 +25,7 @@ def rollup(pairs: list[tuple[TrialResult, TrialLabel]], min_agreeing: int) -> di
     for t, lb in sweep:
         counts[t.model or "?"][lb.label] += 1
         subtypes[t.model or "?"][f"{lb.label}/{lb.subtype}" if lb.subtype else lb.label] += 1
-    measured = [(t, lb) for t, lb in sweep if lb.label not in ("infra", "unlabeled")]
+    measured = [(t, lb) for t, lb in sweep if lb.label not in NOT_MEASURED]
     models = sorted({t.model or "?" for t, _ in measured})
     consistent, noise = [], []
     for label in PROBLEM_LABELS:

@@ -14,17 +14,16 @@ from envqa.graphs.decide import band_measure, open_findings
 from envqa.graphs.loop_state import versions_of
 from envqa.graphs.spend import spend_section
 from envqa.core.models import Finding, TrialResult
-from envqa.app.notify import notify
+from envqa.core.notify import notify
 from envqa.probes.coverage import coverage_section
 from envqa.core.layout import RunLayout
+from envqa.graphs.analyze import report_label
 
 SCHEMA_VERSION = 2
 
 
 def trial_objects(results: list[TrialResult], store=None) -> list[dict]:
     """Report trial objects; with the store, each carries its `label` (issue 11, graphs/analyze.report_label)."""
-    from envqa.graphs.analyze import report_label
-
     return [{"trial_id": t.trial_id, "agent": t.agent, "purpose": t.purpose, "model": t.model,
              "outcome": t.outcome.value, "reward": t.reward, "error_class": t.error_class,
              "artifacts_dir": t.artifacts_dir, "seconds": round((t.finished_at - t.started_at).total_seconds(), 3),
@@ -117,7 +116,7 @@ def report_node(deps, state) -> dict:
     all_findings = [Finding.model_validate(f) for f in state.get("findings", [])]
     deps.store.finish_run(state["run_id"], verdict, body, all_findings)
     deps.store.set_loop(state["run_id"], stop_reason=stop, pending_proposal=None)
-    RunLayout(deps.config.runs_dir, state["run_id"]).write_report(body)
+    export_report(deps, state["run_id"])
     payload = {"run_id": state["run_id"], "env_name": state.get("env_name"), "version": state.get("version"),
                "verdict": verdict, "stop_reason": stop}
     notify(deps.config, "run_incomplete" if verdict == "incomplete" else "run_finished", payload, store=deps.store)
@@ -130,8 +129,11 @@ def awaiting_report(deps, state, payload: dict) -> dict:
     """The report at an approval checkpoint: verdict `awaiting_approval`, the proposal in full."""
     body = report_body(deps, state, "awaiting_approval", None, pending=payload)
     deps.store.save_pending_report(state["run_id"], body)
-    RunLayout(deps.config.runs_dir, state["run_id"]).write_report(body)
-    from envqa.app.report_html import try_write_html_report  # the HTML view exists before anyone is asked (#14)
-
-    try_write_html_report(deps.config, state["run_id"])
+    export_report(deps, state["run_id"])
     return body
+
+
+def export_report(deps, run_id: str) -> None:
+    """runs/<run_id>/report.json, rendered from the store's copy (the one every reader uses): an export for
+    people and other tools that nothing in qa reads back."""
+    RunLayout(deps.config.runs_dir, run_id).write_report(deps.store.run_report(run_id))

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Annotated, Any, TypedDict
 
 from envqa.core.environment import Environment
-from envqa.store.versions import VersionStore
+from envqa.core.models import TrialResult
+from envqa.core.store import Versions
 
 _RESET = "__reset__"
 
@@ -27,6 +28,27 @@ def fresh(items: list | None = None) -> dict:
     return {_RESET: True, "items": list(items or [])}
 
 
+# What the state keeps of a trial: its id and the fields nodes route on (decide counts failed solver trials,
+# the coverage section validation's oracle/nop). The result itself is the store's (one truth), read back by
+# id with state_trials; a checkpoint stays small however many trials a version runs.
+TRIAL_SUMMARY = {"trial_id", "run_id", "env_version", "agent", "purpose", "model", "outcome", "reward", "error_class"}
+
+
+def trial_summaries(results: list[TrialResult]) -> list[dict]:
+    return [r.model_dump(mode="json", include=TRIAL_SUMMARY) for r in results]
+
+
+def state_trials(deps, state) -> list[TrialResult]:
+    """The current version's trials in full, in the state's order: the store's results for its ids. (A
+    checkpoint written before summaries carries whole results; a trial the store lacks is read from it.)"""
+    entries = state.get("trials") or []
+    if not entries:
+        return []
+    stored = {t.trial_id: t for t in deps.store.trials_for_run(state["run_id"])}
+    return [stored.get(t["trial_id"]) or TrialResult.model_validate({k: v for k, v in t.items() if k != "label"})
+            for t in entries]
+
+
 class RunState(TypedDict, total=False):
     run_id: str
     env_dir: str  # the user's directory: read by `load` only
@@ -38,7 +60,7 @@ class RunState(TypedDict, total=False):
     versions: list[str]  # adopted versions, in order (the loaded one first)
     iteration: int
     approval_mode: str
-    trials: Annotated[list[dict], per_version]
+    trials: Annotated[list[dict], per_version]  # trial_summaries(...): ids and routing fields, never whole results
     findings: Annotated[list[dict], per_version]
     incomplete: Annotated[list[str], per_version]
     inconclusive: Annotated[list[dict], per_version]  # probes/inconclusive.py: could not judge (exit 3), never findings
@@ -58,8 +80,8 @@ class RunState(TypedDict, total=False):
     verdict: str
 
 
-def versions_of(deps) -> VersionStore:
-    return VersionStore(deps.config, deps.store)
+def versions_of(deps) -> Versions:
+    return deps.versions
 
 
 def current_env(deps, state) -> Environment:

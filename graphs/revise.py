@@ -18,20 +18,20 @@ from envqa.agents.fixers import actionable, mechanical_fix
 from envqa.agents.reviser import answer_diff, ask_reviser, build_prompt
 from envqa.core.environment import load_environment
 from envqa.core.errors import PatchError
-from envqa.core.models import Finding, GateCheck, GateResult, Proposal, SpecConsistency, TrialResult
+from envqa.core.models import Finding, GateCheck, GateResult, Proposal, SpecConsistency
+from envqa.graphs.loop_state import state_trials
 from envqa.graphs.spend import run_budget
 from envqa.probes.gate import GateInputs, feedback, run_gate
 from envqa.probes.spec_consistency import check_revision, spec_of
-from envqa.store.versions import VersionStore, make_diff
+from envqa.core.patches import make_diff
+from envqa.core.store import Versions
+from envqa.agents.fixers.pins import image_packages
 
 log = structlog.get_logger(__name__)
-NO_FIX_NEEDED = {"capability"}
 
 
 def _image_packages(deps, version_dir):
     """`pip freeze` of the version's image, computed once and only if a fixer asks for it."""
-    from envqa.agents.fixers.pins import image_packages
-
     cache: dict = {}
 
     def get() -> dict[str, str]:
@@ -54,7 +54,7 @@ def _latest(deps, run_id: str, parent: str) -> Proposal | None:
 def revise_node(deps, state) -> dict:
     """-> {"proposal_id": str | None, "revise_note": str}"""
     run_id, version = state["run_id"], state["version"]
-    vs = VersionStore(deps.config, deps.store)
+    vs = deps.versions
     findings = actionable([Finding.model_validate(f) for f in state.get("findings", [])])
     request = state.get("request") or None
     model = deps.config.reviser.model
@@ -86,7 +86,7 @@ def revise_node(deps, state) -> dict:
     return _model_proposal(deps, vs, state, findings, request, previous, attempt)
 
 
-def _model_proposal(deps, vs: VersionStore, state, findings, request, previous: Proposal | None, attempt: int) -> dict:
+def _model_proposal(deps, vs: Versions, state, findings, request, previous: Proposal | None, attempt: int) -> dict:
     run_id, version = state["run_id"], state["version"]
     model = deps.config.reviser.model
     env = vs.load(version)
@@ -101,7 +101,7 @@ def _model_proposal(deps, vs: VersionStore, state, findings, request, previous: 
             prev_answer["spec_consistency"] = previous.spec_check.model.model_dump(mode="json")
         failures = previous.gate.failures() if previous.gate else [GateCheck(name="gate", passed=False,
                                                                              detail=state.get("gate_feedback") or "")]
-    answer, spend = ask_reviser(deps.config, deps.store, deps.executor, run_id=run_id, model=model, prompt=prompt,
+    answer, spend = ask_reviser(deps.config, deps.executor, run_id=run_id, model=model, prompt=prompt,
                                 previous=prev_answer, failures=failures, attempt=attempt,
                                 spec=spec_of(vs.path(version)) is not None)
     log.info("reviser.answer", model=model, edits=len(answer.edits), attempt=attempt, spend=spend)
@@ -118,7 +118,7 @@ def _model_proposal(deps, vs: VersionStore, state, findings, request, previous: 
                     spec_verdict=getattr(answer, "spec_consistency", None))
 
 
-def _propose(deps, vs: VersionStore, state, diff: str, *, author: str, addresses: list[str], rationale: str,
+def _propose(deps, vs: Versions, state, diff: str, *, author: str, addresses: list[str], rationale: str,
              expected: list[str], attempt: int, needs_model: list[str], findings: list[Finding],
              spend: dict | None = None, spec_verdict: SpecConsistency | None = None) -> dict:
     run_id, version = state["run_id"], state["version"]
@@ -160,14 +160,13 @@ def gate_node(deps, state) -> dict:
         return {"gate_passed": False, "gate_feedback": f"no proposal {state['proposal_id']!r}",
                 "repairs": state.get("repairs", 0)}
     if proposal.candidate_version is not None:
-        candidate = VersionStore(deps.config, deps.store).load(proposal.candidate_version)
+        candidate = deps.versions.load(proposal.candidate_version)
         # Labels live in the store (#11), never in the graph state's trial dicts.
         labels = {tid: str(lb.label) for tid, lb in
                   deps.store.labels_for_run(state["run_id"], proposal.parent_version).items()}
         inputs = GateInputs(run_id=state["run_id"], candidate=candidate,
                             parent_findings=actionable([Finding.model_validate(f) for f in state.get("findings", [])]),
-                            parent_trials=[TrialResult.model_validate({k: v for k, v in t.items() if k != "label"})
-                                           for t in state.get("trials", [])],
+                            parent_trials=state_trials(deps, state),
                             addresses=proposal.addresses, parent_labels=labels,
                             request_kind=(state.get("request") or {}).get("kind"))
         proposal.gate = run_gate(deps.config, deps.backend, deps.executor, deps.store, inputs)

@@ -14,7 +14,6 @@ data; the machinery (store, sandbox backend, executor) is passed in as `RunDeps`
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -22,22 +21,25 @@ from langgraph.graph import END, START, StateGraph
 
 from envqa.agents.generator import is_spec_dir
 from envqa.core.config import QAConfig
+from envqa.core.executor import Executor
+from envqa.core.store import Store, Versions
 from envqa.graphs.adopt import adopt_node
+from envqa.graphs.analyze import analyze_node
 from envqa.graphs.approve import approve_node, route_after_approve
 from envqa.graphs.decide import decide_node, route_after_decide
 from envqa.graphs.generate import generate_node, route_after_generate
 from envqa.graphs.hunt import hunt_node
 from envqa.graphs.loop_report import report_node
-from envqa.graphs.loop_state import RunState, current_env, versions_of
+from envqa.graphs.revise import gate_node, revise_node
+from envqa.graphs.loop_state import RunState, current_env, trial_summaries, versions_of
 from envqa.graphs.sweep import check_models, sweep_node
 from envqa.core.models import Outcome, TrialSpec
-from envqa.app.notify import notify
+from envqa.core.registry import VERIFIER_ERRORS
+from envqa.core.notify import notify
 from envqa.probes.inconclusive import build_failure_update, validation_update
 from envqa.probes.lint import lint_structure
 from envqa.probes.validation import build_failed_finding, validation_findings
 from envqa.core.sandbox import ImageBuildError, SandboxBackend
-from envqa.scheduler.local import Executor
-from envqa.store.db import Store
 
 __all__ = ["RunDeps", "RunState", "build_run_graph"]
 
@@ -46,6 +48,7 @@ __all__ = ["RunDeps", "RunState", "build_run_graph"]
 class RunDeps:
     config: QAConfig
     store: Store
+    versions: Versions
     backend: SandboxBackend
     executor: Executor
     on_event: Callable[..., None] = field(default=lambda *a, **k: None)
@@ -60,7 +63,7 @@ def build_run_graph(deps: RunDeps, checkpointer=None):
             if generated.get("passed") else ("user", "loaded")
         info = versions_of(deps).snapshot(state["env_dir"], author=author, reason=reason, run_id=state["run_id"])
         env = current_env(deps, {"version": info.version, "env_name": info.name})
-        deps.store.set_run_env(state["run_id"], env.name, env.version, str(env.root), env.format)
+        deps.store.set_run_env(state["run_id"], env.name, env.version)
         deps.store.set_loop(state["run_id"], approval_mode=state.get("approval_mode"), iteration=0,
                             version=env.version)
         lint = lint_structure(env)
@@ -82,34 +85,20 @@ def build_run_graph(deps: RunDeps, checkpointer=None):
         deps.on_event("build_done", tag=tag, built=built)
         vs = deps.config.validate_
         specs = [TrialSpec(run_id=state["run_id"], env_version=env.version, agent="oracle", index=i)
-                 for i in range(vs.oracle_runs)]
+                 for i in range(deps.config.oracle_runs_for("validate"))]
         specs += [TrialSpec(run_id=state["run_id"], env_version=env.version, agent="nop", index=i)
                   for i in range(vs.nop_runs)]
         results = deps.executor.run(env, specs)
         infra = [r for r in results if r.outcome == Outcome.INFRA
-                 and r.error_class not in ("verifier_error", "verifier_timeout")]
+                 and r.error_class not in VERIFIER_ERRORS]
         judged = validation_update(env, deps.config, results, validation_findings(results))  # verifier-needs-network
         return {
-            "trials": [r.model_dump(mode="json") for r in results], **judged,
+            "trials": trial_summaries(results), **judged,
             "incomplete": [f"{r.trial_id}: {r.error_class}: {r.error_message}" for r in infra]
             + judged.get("incomplete", []),
         }
 
-    def analyze(state: RunState) -> dict:
-        if importlib.util.find_spec("envqa.graphs.analyze") is None:
-            return {}  # the trace analyst's node (issue 11) is not installed: no labels beyond the probes'
-        from envqa.graphs.analyze import analyze_node
-
-        return analyze_node(deps, state)
-
-    def revise(state: RunState) -> dict:
-        from envqa.graphs.revise import revise_node
-
-        return revise_node(deps, state)
-
     def gate(state: RunState) -> dict:
-        from envqa.graphs.revise import gate_node
-
         out = gate_node(deps, state)
         notify(deps.config, "gate_result", {"run_id": state["run_id"], "env_name": state.get("env_name"),
                                             "version": state["version"], "proposal_id": state["proposal_id"],
@@ -128,9 +117,9 @@ def build_run_graph(deps: RunDeps, checkpointer=None):
     g = StateGraph(RunState)
     nodes = {
         "generate": lambda state: generate_node(deps, state),  # issue 13: only for a spec.md directory
-        "load": load, "validate": validate, "sweep": lambda state: sweep_node(deps, state), "analyze": analyze,
+        "load": load, "validate": validate, "sweep": lambda state: sweep_node(deps, state), "analyze": lambda state: analyze_node(deps, state),
         "hunt": lambda state: hunt_node(deps, state), "decide": lambda state: decide_node(deps, state),
-        "revise": revise, "gate": gate, "approve": lambda state: approve_node(deps, state),
+        "revise": lambda state: revise_node(deps, state), "gate": gate, "approve": lambda state: approve_node(deps, state),
         "adopt": lambda state: adopt_node(deps, state), "report": lambda state: report_node(deps, state),
     }
     for name, fn in nodes.items():

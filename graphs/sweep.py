@@ -18,7 +18,7 @@ import structlog
 from envqa.agents.providers import Spend, check_budget, create_client
 from envqa.agents.trajectory import read_final_metrics
 from envqa.core.config import QAConfig
-from envqa.graphs.loop_state import current_env
+from envqa.graphs.loop_state import current_env, trial_summaries
 from envqa.core.errors import ProviderAuthError
 from envqa.core.models import Outcome, TrialResult, TrialSpec
 from envqa.core.stats import StopRule, pass_at_k, summarize, wilson
@@ -74,7 +74,7 @@ def sweep_node(deps, state) -> dict:
     log.info("sweep.done", models=len(models), trials=body["overall"]["trials"], budget_stop=budget_stop)
     unmeasured = [f"sweep {m}: no trial finished without an infrastructure failure" for m, s in body["models"].items()
                   if s["n"] == 0]
-    return {"trials": [r.model_dump(mode="json") for rs in results.values() for r in rs], "sweep": body,
+    return {"trials": trial_summaries([r for rs in results.values() for r in rs]), "sweep": body,
             **({"incomplete": unmeasured} if unmeasured else {})}
 
 

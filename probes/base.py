@@ -14,38 +14,28 @@ from typing import Callable
 
 import structlog
 
-from envqa.agents.base import Agent, AgentContext, AgentRun, create_agent
+from envqa.agents.base import Agent, AgentContext, AgentRun
+from envqa.agents.catalog import create_agent
 from envqa.agents.trial import run_trial
+from envqa.core.named import Named
 from envqa.core.config import QAConfig
 from envqa.core.environment import Environment
-from envqa.core.errors import InfraError
 from envqa.core.models import Finding, Outcome, Phase, TrialResult, TrialSpec
-from envqa.core.sandbox import Sandbox, SandboxBackend, SandboxSpec
+from envqa.core.layout import RunLayout
+from envqa.core.network_policy import allowlist_of
 from envqa.core.policy import TRANSIENT_INFRA
 from envqa.core.queues import SANDBOX_QUEUE, queue_settings
-from envqa.sandbox.network import AllowlistBackend, allowlist_of
-from envqa.sandbox.strace import EXEC_SYSCALLS, SYSCALLS, StraceEvent, StraceSession, strace_available
-from envqa.core.layout import RunLayout
+from envqa.core.sandbox import Sandbox, SandboxBackend, SandboxError, SandboxSpec, SyscallTrace
+from envqa.core.strace import EXEC_SYSCALLS, SYSCALLS, StraceEvent
 
 log = structlog.get_logger(__name__)
 
 Probe = Callable[["ProbeContext"], list[Finding]]
-_PROBES: dict[str, Probe] = {}
-
-
-def register_probe(name: str) -> Callable[[Probe], Probe]:
-    def deco(fn: Probe) -> Probe:
-        _PROBES[name] = fn
-        return fn
-    return deco
-
-
-def get_probe(name: str) -> Probe:
-    from envqa.probes import egress, exploits, flakiness, oracle_state, solver_passes, static  # noqa: F401  (register the built-ins)
-
-    if name not in _PROBES:
-        raise KeyError(f"unknown probe {name!r}; known: {', '.join(sorted(_PROBES))}")
-    return _PROBES[name]
+# Which probes are registered is probes/catalog.py's business (it imports the built-ins; `run_probes` lives
+# there), so this module imports none of its users.
+PROBES: Named[Probe] = Named("probe")
+register_probe = PROBES.register
+registered_probe = PROBES.get
 
 
 @dataclass
@@ -86,29 +76,32 @@ class _OnNetwork(SandboxBackend):
 
 
 class _Traced:
-    """Wraps an agent: attaches host strace to the sandbox before the agent acts; `finish()` detaches."""
+    """Wraps an agent: attaches a host syscall trace to the sandbox before the agent acts; `finish()` detaches.
+    A backend that cannot trace (`start_trace` raises NotImplementedError) leaves the trial untraced."""
 
     def __init__(self, inner: Agent, out_path: Path):
         self.inner, self.out_path, self.name = inner, out_path, inner.name
-        self.session: StraceSession | None = None
+        self.session: SyscallTrace | None = None
         self.events: list[StraceEvent] = []
 
-    def _start(self, pid: int, path: Path, syscalls: str) -> None:
+    def _start(self, sandbox: Sandbox, path: Path, syscalls: str) -> bool:
+        """False when the backend cannot trace at all (then the verifier phase is not tried either)."""
         try:
-            self.session = StraceSession(pid, path, syscalls=syscalls)
-        except (RuntimeError, OSError) as e:
+            self.session = sandbox.start_trace(path, syscalls)
+        except NotImplementedError:
+            return False
+        except SandboxError as e:
             log.warning("strace.unavailable", error=str(e))
+        return True
 
     def run(self, ctx: AgentContext) -> AgentRun:
-        pid = getattr(ctx.sandbox, "init_pid", None) if strace_available() else None
-        if pid:
-            self._start(pid, self.out_path, SYSCALLS)
+        traceable = self._start(ctx.sandbox, self.out_path, SYSCALLS)
         try:
             return self.inner.run(ctx)
         finally:
-            if pid and self.session is not None:  # the verifier phase: binaries and connects only
+            if traceable and self.session is not None:  # the verifier phase: binaries and connects only
                 self.events += self.session.stop()
-                self._start(pid, self.out_path.with_name("strace-verifier.txt"), EXEC_SYSCALLS)
+                self._start(ctx.sandbox, self.out_path.with_name("strace-verifier.txt"), EXEC_SYSCALLS)
 
     def finish(self) -> list[StraceEvent]:
         session, self.session = self.session, None
@@ -158,9 +151,11 @@ class ProbeContext:
 
         def on_end(sandbox: Sandbox, result: TrialResult) -> None:
             nonlocal events
-            proxy = getattr(sandbox, "egress_proxy", None)
-            if proxy is not None:  # allowlist mode: what the proxy let through and refused is evidence
-                lines = proxy.log_lines()
+            try:
+                lines = sandbox.egress_log()
+            except NotImplementedError:
+                lines = None
+            if lines is not None:  # allowlist mode: what the proxy let through and refused is evidence
                 notes["egress_denied"] = [ln for ln in lines if ln.startswith("DENIED ")]
                 path = self.layout.trial_dir(spec.trial_id) / "egress-proxy.log"
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -172,10 +167,11 @@ class ProbeContext:
 
         backend = self.backend
         allowed = allowlist_of(self.env)
-        if network and network != "none" and allowed is not None and hasattr(backend, "client"):
+        if network and network != "none" and allowed is not None and backend.supports("with_egress_allowlist"):
             # allowlist mode: the open network is reached only through an egress proxy for the allowed hosts
-            backend = AllowlistBackend(backend, self.config.sandbox.base_image, allowed, upstream=network,
-                                       label=self.config.sandbox.label, labels={"envqa.run": self.run_id})
+            backend = backend.with_egress_allowlist(allowed, image=self.config.sandbox.base_image, upstream=network,
+                                                    label=self.config.sandbox.label,
+                                                    labels={"envqa.run": self.run_id})
         backend = _OnNetwork(backend, network) if network else backend
         self.announce(spec)
         # The machinery's hiccups (a sandbox that failed to start or vanished under load) get the retries a
@@ -198,23 +194,3 @@ class ProbeContext:
         self.record(result)
         self.new_trials.append(result)
         return HuntTrial(result=result, events=events, traced=tracer is not None and bool(events), notes=notes)
-
-
-def run_probes(ctx: ProbeContext, names: list[str]) -> tuple[list[Finding], list[str]]:
-    """Run probes in order; returns (findings, probes the machinery stopped: their questions stay open)."""
-    findings: list[Finding] = []
-    lost: list[str] = []
-    for name in names:
-        probe = get_probe(name)
-        log.info("probe.start", probe=name, env=ctx.env.name)
-        before = len(ctx.coverage)
-        try:
-            findings.extend(probe(ctx))
-        except InfraError as e:
-            log.warning("probe.infra_failed", probe=name, error=str(e))
-            lost.append(f"probe {name}: {e.error_class}: {e}")
-            ctx.coverage.append({"probe": name, "status": "lost", "reason": f"{e.error_class}: {e}"})
-            continue
-        if not any(c["probe"] == name for c in ctx.coverage[before:]):
-            ctx.ran(name)
-    return findings, lost

@@ -1,7 +1,8 @@
 """Egress: rerun a pass with the network cut; pass -> fail means the pass depended on the network.
 
 The "open" run uses `[probes] egress_network` (a Docker network name, e.g. an allowlist proxy's internal
-network) or, when `fake_internet_dir` is set, a fake internet container on a fresh internal network.
+network) or, when `fake_internet_dir` is set, the backend's fake internet (`SandboxBackend.fake_internet`:
+on Docker a container on a fresh internal network).
 The "cut" run uses network none. A network-dependent pass is a shortcut unless the task declares that
 it needs the network (`network_mode = "public"`/`"allowlist"` in task.toml, or
 `[metadata] requires_network = true`), in which case it is only noted.
@@ -9,7 +10,7 @@ it needs the network (`network_mode = "public"`/`"allowlist"` in task.toml, or
 
 from __future__ import annotations
 
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Severity
@@ -30,23 +31,20 @@ def declares_network(env: Environment) -> bool:
 
 
 def open_network_available(ctx: ProbeContext) -> bool:
-    """An "open" network to run on: a configured one, or a fake internet (which needs the Docker client)."""
+    """An "open" network to run on: a configured one, or a fake internet (a backend capability)."""
     s = ctx.settings
-    return bool(s.egress_network) or (bool(s.fake_internet_dir) and hasattr(ctx.backend, "client"))
+    return bool(s.egress_network) or (bool(s.fake_internet_dir) and ctx.backend.supports("fake_internet"))
 
 
 @contextmanager
 def open_network(ctx: ProbeContext):
     s = ctx.settings
     if s.egress_network:
-        with nullcontext(s.egress_network) as name:
-            yield name
+        yield s.egress_network
         return
-    from envqa.sandbox.network import FakeInternet
-
-    with FakeInternet(ctx.backend.client, ctx.config.sandbox.base_image, s.fake_internet_dir, s.fake_internet_hosts,
-                      label=ctx.config.sandbox.label, labels={"envqa.run": ctx.run_id}) as net:
-        yield net.name
+    with ctx.backend.fake_internet(s.fake_internet_dir, s.fake_internet_hosts, image=ctx.config.sandbox.base_image,
+                                   label=ctx.config.sandbox.label, labels={"envqa.run": ctx.run_id}) as network:
+        yield network
 
 
 @register_probe("egress")

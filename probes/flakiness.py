@@ -1,6 +1,6 @@
 """Flakiness: the oracle must pass k times out of k, and the verifier must say the same on one end state.
 
-`oracle_runs_probe` tops validation's oracle runs up to `[probes] oracle_runs` (k, default 5), reusing
+`oracle_runs_probe` tops validation's oracle runs up to k (`QAConfig.oracle_runs_for("hunt")`, default 5), reusing
 validation's trials, so a reference that fails one run in five is caught (`oracle-flaky`) without repeating
 work. `rerun_findings` catches tests that give different verdicts on the very same files (time,
 randomness, leftover state).
@@ -26,7 +26,7 @@ def oracle_runs_probe(ctx: ProbeContext) -> list[Finding]:
         ctx.skip("oracle_runs", "the oracle already failed in validation (oracle-fails / oracle-flaky)")
         return []  # validation already reported it (oracle-fails / oracle-flaky); more runs add nothing
     extra = [ctx.trial("oracle", purpose="hunt-oracle-runs", index=len(done) + i).result
-             for i in range(max(0, ctx.settings.oracle_runs - len(done)))]
+             for i in range(max(0, ctx.config.oracle_runs_for("hunt") - len(done)))]
     runs = done + extra
     failed = [t for t in runs if t.outcome == Outcome.FAIL]
     if not failed or len(failed) == len(runs):

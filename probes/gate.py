@@ -1,11 +1,13 @@
 """The validation gate: a candidate version must prove itself before any human sees it.
 
 Checks, in order (a failed check stops the ones that need what it proves):
-  lint       the static rules the proposal addresses no longer fire on the candidate
+  lint       the file rules (structure and static) the proposal addresses no longer fire on the candidate
   build      the candidate's image builds
   oracle     oracle x k passes; nop fails (through the executor, like every trial)
-  rules      every probe rule that fired on the parent is re-run and stays silent (exploits must fail); each
-             probe is a job through the executor (envqa.scheduler.probe_job), like the hunt's
+  rules      every rule that fired on the parent is re-checked the way the rule registry says
+             (core/registry/rules.py: its probe's `recheck`) and stays silent (exploits must fail); each probe
+             is a job through the executor (envqa.probes.dispatch), like the hunt's. A rule the registry does
+             not know, or whose probe did not run, fails the check: nothing showed it gone
   mutants    surviving mutants are now killed (when verifier-accepts-mutant fired on the parent)
   exploits   every LLM exploit stored for this environment (the hunter's passes, by any earlier version or
              run), replayed without the model, now fails: a closed hole stays closed in every later revision
@@ -22,24 +24,21 @@ import structlog
 from envqa.core.config import QAConfig
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, GateCheck, GateResult, Outcome, TrialResult, TrialSpec
+from envqa.core.registry import PROBE_INFO, RULES, SKIP_ON_REGRADE, get_rule, is_registered
+from envqa.probes.lint import lint_structure
 from envqa.probes.regression_exploits import exploits_for_env
 from envqa.probes.replay_units import EXPLOIT_REPLAY, SOLVER_REPLAY, exploit_replay_args, solver_replay_args
 from envqa.probes.solver_passes import solver_commands
 from envqa.probes.static import static_findings
 from envqa.core.sandbox import ImageBuildError, SandboxBackend
-from envqa.scheduler.probe_job import dispatch_probes, dispatch_replays
+from envqa.probes.dispatch import dispatch_probes, dispatch_replays
 
 log = structlog.get_logger(__name__)
 
-# Which probe re-checks a rule; rules decided by the oracle/nop check itself map to None.
-PROBE_OF = {
-    "exploit-": "exploits", "solution-output-in-image": "oracle_state", "verifier-accepts-mutant": "oracle_state",
-    "oracle-flaky": "oracle_runs", "verifier-nondeterministic": "oracle_runs", "network-dependent-pass": "egress",
-    "hunt-egress": "egress", "test-literals-in-image": "static", "verifier-runs-image-file": "static",
-    "pass-": "solver_passes", "nop-passes": None, "oracle-fails": None, "oracle-timeout": None,
-    "llm-exploit": None,  # re-checked by the `exploits` check: the stored transcripts are replayed
-}
-LABEL_SKIP = {"shortcut", "infra"}  # a solver pass labelled a shortcut is not one the patch must keep
+# Which probe the gate re-runs for a rule, from the rule registry; None: the gate's own checks decide it (lint for
+# file rules, build/oracle/nop for validation's, the `exploits` check's replays for llm-exploit).
+PROBE_OF: dict[str, str | None] = {r.id: r.probe if PROBE_INFO[r.probe].recheck == "probe" else None for r in RULES}
+LABEL_SKIP = SKIP_ON_REGRADE  # a solver pass labelled a shortcut (or infra) is not one the patch must keep
 
 
 @dataclass
@@ -54,16 +53,19 @@ class GateInputs:
 
 
 def probe_for(rule: str) -> str | None:
-    for key, probe in PROBE_OF.items():
-        if rule == key or (key.endswith("-") and rule.startswith(key)):
-            return probe
-    return "static"
+    """The probe that re-checks `rule` (None: a check of the gate's own). No fallback: an unregistered rule
+    raises UnknownRule, where it used to re-run the static probe and pass on "none of X fired"."""
+    return PROBE_OF[get_rule(rule).id]
+
+
+def _rechecked_by_lint(rule: str) -> bool:
+    return PROBE_INFO[get_rule(rule).probe].recheck == "lint"
 
 
 @dataclass
 class _Rerun:
     """What the gate's probe and replay jobs run against (each one a job through the executor, like the
-    hunt's: envqa.scheduler.probe_job): the candidate, the focused config, the gate's oracle/nop runs."""
+    hunt's: envqa.probes.dispatch): the candidate, the focused config, the gate's oracle/nop runs."""
 
     env: Environment
     config: QAConfig
@@ -77,7 +79,7 @@ def run_gate(config: QAConfig, backend: SandboxBackend, executor, store, inputs:
     """Every trial goes through `executor` (progress events come from its own sink)."""
     env, checks = inputs.candidate, []
     fixing = set(inputs.addresses)
-    static_rules = {f.rule for f in static_findings(env)}
+    static_rules = {f.rule for f in static_findings(env) + lint_structure(env)}
     still = sorted(fixing & static_rules)
     checks.append(GateCheck(name="lint", passed=not still,
                             detail=f"still fires: {', '.join(still)}" if still else "the addressed static rules are silent"))
@@ -89,7 +91,7 @@ def run_gate(config: QAConfig, backend: SandboxBackend, executor, store, inputs:
     except ImageBuildError as e:
         checks.append(GateCheck(name="build", passed=False, detail=f"the image does not build: {e}"))
         return GateResult(passed=False, checks=checks)
-    k = config.reviser.gate_oracle_runs
+    k = config.oracle_runs_for("gate")
     specs = [TrialSpec(run_id=inputs.run_id, env_version=env.version, agent="oracle", index=i, purpose="gate")
              for i in range(k)] + [TrialSpec(run_id=inputs.run_id, env_version=env.version, agent="nop", purpose="gate")]
     results = executor.run(env, specs)
@@ -120,29 +122,57 @@ def _why(r: TrialResult) -> str:
 
 def _focused(config: QAConfig, findings: list[Finding]) -> QAConfig:
     """The config for re-running the parent's rules: only the exploits that fired, gate-sized oracle runs."""
-    exploits = sorted({f.rule for f in findings if f.rule.startswith("exploit-")})
+    exploits = sorted({f.rule for f in findings if is_registered(f.rule) and get_rule(f.rule).probe == "exploits"})
     probes = config.probes.model_copy(update={"exploits": exploits or config.probes.exploits,
-                                              "oracle_runs": config.reviser.gate_oracle_runs})
+                                              "oracle_runs": config.oracle_runs_for("gate")})
     return config.model_copy(update={"probes": probes})
+
+
+def _not_run(probes: list[str], coverage: list[dict]) -> list[str]:
+    """Dispatched probes that left no trace in the coverage (not ran, not skipped with a reason, not lost)."""
+    return [p for p in probes if not any(c.get("probe") == p or str(c.get("probe", "")).startswith(p + "/")
+                                         for c in coverage)]
+
+
+def _skipped(probes: list[str], coverage: list[dict]) -> list[str]:
+    return [f"{c['probe']} skipped ({c.get('reason')})" for c in coverage
+            if c.get("probe") in probes and c.get("status") == "skipped"]
 
 
 def _rules_checks(ctx: _Rerun, inputs: GateInputs) -> list[GateCheck]:
     fired = sorted({f.rule for f in inputs.parent_findings if f.severity != "info"})
+    unknown = [r for r in fired if not is_registered(r)]
+    fired = [r for r in fired if r not in unknown]
     probes = sorted({p for r in fired if (p := probe_for(r))})
-    if not probes:
-        return [GateCheck(name="rules", passed=True, detail="no probe rule fired on the parent")]
-    found, lost, _coverage, trials = dispatch_probes(ctx.executor, ctx.store, ctx.env, ctx.config, ctx.run_id, probes,
-                                                     ctx.validation)
+    by_lint = [r for r in fired if _rechecked_by_lint(r)]
+    if not probes and not unknown and not by_lint:
+        own = f"; the gate's own checks re-check {', '.join(fired)}" if fired else ""  # validation's, llm-exploit
+        return [GateCheck(name="rules", passed=True, detail="no probe rule fired on the parent" + own)]
+    found, lost, coverage, trials = (dispatch_probes(ctx.executor, ctx.store, ctx.env, ctx.config, ctx.run_id,
+                                                     probes, ctx.validation) if probes else ([], [], [], []))
+    found = found + [f for f in lint_structure(ctx.env) if f.rule in by_lint]
     again = sorted({f.rule for f in found} & set(fired))
+    not_run = [] if lost else _not_run(probes, coverage)
     ids = [t.trial_id for t in trials]
     checks = []
     mutants = "verifier-accepts-mutant" in fired
     other = [r for r in again if r != "verifier-accepts-mutant"]
+    how = ", ".join(probes + (["the structure rules"] if by_lint else []))
     detail = (f"still fire on the candidate: {', '.join(other)}" if other else
-              f"re-ran {', '.join(probes)}: none of {', '.join(r for r in fired if r != 'verifier-accepts-mutant')} fired")
+              f"re-ran {how}: none of {', '.join(r for r in fired if r != 'verifier-accepts-mutant')} fired"
+              if fired else "no registered rule fired")
+    skipped = _skipped(probes, coverage)
+    if skipped:
+        detail += f"; {'; '.join(skipped)}"
+    if unknown:
+        detail += (f"; not registered, so nothing can re-check them: {', '.join(unknown)} "
+                   "(core/registry/rules.py)")
+    if not_run:
+        detail += f"; did not run: {', '.join(not_run)}"
     if lost:
         detail += f"; could not finish: {'; '.join(lost)}"
-    checks.append(GateCheck(name="rules", passed=not other and not lost, detail=detail, trial_ids=ids))
+    checks.append(GateCheck(name="rules", passed=not other and not lost and not unknown and not not_run,
+                            detail=detail, trial_ids=ids))
     if mutants:
         killed = "verifier-accepts-mutant" not in again
         ev = next((f.evidence for f in found if f.rule == "verifier-accepts-mutant"), [])

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import json
 import re
-from pathlib import Path
 
 import structlog
 
@@ -19,54 +18,16 @@ from envqa.core.adapter_passwords import keys_payload
 from envqa.core.config import QAConfig
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Severity
+from envqa.core.package_scripts import read_script
 from envqa.core.parsers.shell import SHELLS, parse_script
-from envqa.probes.static import _rel, test_script
+from envqa.probes.task_files import rel as _rel, test_script
 from envqa.core.sandbox import SandboxBackend, SandboxSpec
 
 log = structlog.get_logger(__name__)
 
 MIN_LITERAL = 12
-FIND_ARCHIVES = (Path(__file__).parent / "scripts" / "find_archives.py").read_text()
-SCAN = r'''
-import glob, json, os, sys
-want = json.load(sys.stdin)
-owned = set()
-for lst in glob.glob("/var/lib/dpkg/info/*.list"):
-    with open(lst, errors="replace") as fh:
-        owned.update(line.strip() for line in fh)
-# Merged /usr (and any symlinked directory): dpkg records /bin/grep, the file is /usr/bin/grep. Compare
-# real paths: every recorded path is also owned under the path it resolves to.
-owned |= {os.path.realpath(p) for p in list(owned) if p.startswith(("/bin/", "/sbin/", "/lib"))}
-skip = ("/proc", "/sys", "/dev", "/run", "/var/lib/dpkg", "/var/lib/apt", "/var/cache", "/var/log", "/tmp", "/etc/ld.so.cache")
-hits = {}
-for root, dirs, files in os.walk("/"):
-    dirs[:] = [d for d in dirs if not os.path.join(root, d).startswith(skip) and d != "__pycache__"]
-    for f in files:
-        p = os.path.join(root, f)
-        if p in owned or os.path.islink(p) or p.endswith((".pyc", ".so")):
-            continue
-        try:
-            if os.path.getsize(p) > 8 * 1024 * 1024:
-                continue
-            with open(p, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            continue
-        if b"\0" in data[:1024]:
-            continue
-        text = data.decode("utf-8", "replace")
-        for lit in want["literals"]:
-            if lit in text:
-                hits.setdefault(lit, []).append(p)
-res = {}
-for cmd in (want["commands"] if owned else []):  # no package database: cannot tell
-    path = cmd if cmd.startswith("/") else next((os.path.join(d, cmd) for d in os.environ.get("PATH", "").split(":")
-                                                 if os.path.isfile(os.path.join(d, cmd))), None)
-    real = os.path.realpath(path) if path else None
-    if path and os.path.isfile(path) and real not in owned and path not in owned:
-        res[cmd] = path
-print(json.dumps({"literals": hits, "commands": res}))
-'''
+# The image scans (archives, literals and commands, copies): one script, run with python3 -c in the image.
+IMAGE_SCAN = read_script(__package__, "scripts/image_scan.py")
 
 RUNNERS = {"bash", "sh", "python", "python3", "source", ".", "exec", "perl", "node", "env", "sudo", "timeout", "!"}
 HARNESS_TOOLS = re.compile(r"^(py\.?test(-3)?|python[\d.]*|pip[\d.]*|bash|sh|uvx?|node|npm|npx)$")
@@ -152,7 +113,7 @@ def image_findings(env: Environment, backend: SandboxBackend, image: str, config
         archives = archive_findings(sandbox, env.name)
         if not literals and not commands:
             return archives
-        res = sandbox.exec(["python3", "-c", SCAN], input=payload.encode(), timeout=180)
+        res = sandbox.exec(["python3", "-c", IMAGE_SCAN, "literals"], input=payload.encode(), timeout=180)
     return archives + _scan_findings(res, commands)
 
 
@@ -162,7 +123,7 @@ def archive_findings(sandbox, task: str = "") -> list[Finding]:
     The published adapter passwords (core/adapter_passwords.toml) and the task's name are tried on each
     encrypted hit; the evidence names the one that opened it and where it is published."""
     keys = json.dumps(keys_payload(task)).encode()
-    res = sandbox.exec(["python3", "-c", FIND_ARCHIVES], input=keys, timeout=180)
+    res = sandbox.exec(["python3", "-c", IMAGE_SCAN, "archives"], input=keys, timeout=180)
     try:
         hits = json.loads(res.stdout.strip().splitlines()[-1])
     except (json.JSONDecodeError, IndexError):

@@ -22,9 +22,10 @@ from pathlib import Path
 
 from envqa.core.config import QAConfig
 from envqa.core.environment import Environment
+from envqa.core.image_map import rewrite_dockerfile
 from envqa.core.models import Finding, Outcome, TrialResult
+from envqa.core.registry import BUILD_ERRORS, VERIFIER_ERRORS
 from envqa.probes.static import fetch_commands, pip_args, task_network_cut
-from envqa.sandbox.images import rewrite_dockerfile
 
 NETWORK_ERROR = re.compile(
     r"could not resolve host|temporary failure in name resolution|name or service not known|network is unreachable|"
@@ -67,8 +68,7 @@ def verifier_needs_network(env: Environment, config: QAConfig, results: list[Tri
     if task_network_cut(env) or not verifier_network_cut(env, config):
         return None  # the task itself is offline (then a downloading verifier IS its defect), or we cut nothing
     oracle = [r for r in results if r.agent == "oracle"]
-    failed = [r for r in oracle if r.outcome != Outcome.PASS and r.error_class not in ("image_build_failed",
-                                                                                          "image_build_timeout")]
+    failed = [r for r in oracle if r.outcome != Outcome.PASS and r.error_class not in BUILD_ERRORS]
     if not failed or len(failed) < len(oracle):
         return None  # some oracle run passed offline: the downloads were not needed
     targets = _targets(env)
@@ -76,7 +76,7 @@ def verifier_needs_network(env: Environment, config: QAConfig, results: list[Tri
         return None
     outputs = {r.trial_id: _verifier_output(r) for r in failed}
     errors = [(tid, m.group(0)) for tid, text in outputs.items() for m in [NETWORK_ERROR.search(text)] if m]
-    if not errors and not any(r.error_class in ("verifier_error", "verifier_timeout") for r in failed):
+    if not errors and not any(r.error_class in VERIFIER_ERRORS for r in failed):
         return None  # the tests ran and judged: a plain fail is the task's, not the network's
     evidence = [f"the verifier reaches for: {t}" for t in targets[:8]]
     evidence += [f"trial {tid}: verifier output says {what!r}" for tid, what in errors[:3]]

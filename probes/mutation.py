@@ -40,17 +40,16 @@ class Mutant:
 
 def output_files(sandbox: Sandbox, limit: int) -> list[str]:
     """Regular files the agent phase (and verifier) added or changed, our own directories excluded."""
-    container = getattr(sandbox, "container", None)
-    if container is None:
-        return []
     try:
-        changes = container.diff() or []
+        changes = sandbox.changed_paths()
+    except NotImplementedError:
+        return []
     except Exception as e:  # the backend cannot say: mutation testing is skipped, not failed
         log.warning("mutation.diff_failed", error=str(e))
         return []
-    paths = [c["Path"] for c in changes if c.get("Kind") in (0, 1)
-             and not c["Path"].startswith(IGNORED_PREFIXES) and "__pycache__" not in c["Path"]
-             and not c["Path"].endswith((".pyc", "/conftest.py"))]
+    paths = [c.path for c in changes if c.kind in ("changed", "added")
+             and not c.path.startswith(IGNORED_PREFIXES) and "__pycache__" not in c.path
+             and not c.path.endswith((".pyc", "/conftest.py"))]
     if not paths:
         return []
     res = sandbox.exec(["bash", "-c", "for p in " + " ".join(shlex.quote(p) for p in paths)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
+from envqa.core.package_scripts import read_script
 from envqa.probes.base import ProbeContext, register_probe
 from envqa.probes.flakiness import rerun_findings
 from envqa.probes.mutation import output_files, mutation_findings
@@ -18,30 +19,8 @@ from envqa.core.sandbox import Sandbox
 
 MIN_LEAK_BYTES = 16
 
-FIND_COPIES = r'''
-import hashlib, json, os, sys
-want = json.load(sys.stdin)
-sizes = {w["size"]: w for w in want["files"]}
-skip = tuple(want["skip"])
-exclude = set(want["exclude"])
-hits = []
-for root, dirs, files in os.walk("/"):
-    dirs[:] = [d for d in dirs if not os.path.join(root, d).startswith(skip)]
-    for f in files:
-        p = os.path.join(root, f)
-        if p in exclude or os.path.islink(p):
-            continue
-        try:
-            size = os.path.getsize(p)
-        except OSError:
-            continue
-        for w in want["files"]:
-            if w["size"] == size:
-                with open(p, "rb") as fh:
-                    if hashlib.sha256(fh.read()).hexdigest() == w["sha256"]:
-                        hits.append([w["path"], p])
-print(json.dumps(hits))
-'''
+# The image scans (probes/scripts/image_scan.py; here its "copies" question), run with python3 -c in the image.
+IMAGE_SCAN = read_script(__package__, "scripts/image_scan.py")
 
 
 def leaked_output_findings(sandbox: Sandbox, result: TrialResult, outputs: list[str]) -> list[Finding]:
@@ -59,11 +38,13 @@ def leaked_output_findings(sandbox: Sandbox, result: TrialResult, outputs: list[
             files.append({"path": path, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()})
     if not files:
         return []
-    container = getattr(sandbox, "container", None)
-    changed = [c["Path"] for c in (container.diff() or [])] if container is not None else outputs
+    try:
+        changed = [c.path for c in sandbox.changed_paths()]
+    except NotImplementedError:
+        changed = outputs
     payload = json.dumps({"files": files, "exclude": changed,
                           "skip": ["/proc", "/sys", "/dev", "/run", "/tests", "/solution", "/logs"]})
-    res = sandbox.exec(["python3", "-c", FIND_COPIES], input=payload.encode(), timeout=120)
+    res = sandbox.exec(["python3", "-c", IMAGE_SCAN, "copies"], input=payload.encode(), timeout=120)
     try:
         hits = json.loads(res.stdout.strip().splitlines()[-1]) if res.ok else []
     except (json.JSONDecodeError, IndexError):

@@ -2,7 +2,7 @@
 
 The gate's regrade, the hunter's pass replays and the stored-exploit regression replays each run one trial
 that carries a live agent (a `ReplayAgent`, optionally under host strace), so they travel the way probes do:
-as a job (envqa.scheduler.probe_job) whose arguments are plain data -- the commands, or the stored exploit --
+as a job (envqa.probes.dispatch) whose arguments are plain data -- the commands, or the stored exploit --
 and whose trial is rebuilt and run where the job runs, then recorded in the store.
 """
 

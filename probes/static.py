@@ -25,6 +25,9 @@ import yaml
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Severity
 from envqa.probes.base import ProbeContext, register_probe
+from envqa.probes.image_checks import image_findings
+from envqa.probes.task_files import rel as _rel, test_script
+from envqa.probes.task_rules import task_findings
 from envqa.core.parsers.dockerfile import parse_dockerfile
 from envqa.core.parsers.pip import pip_args, unpinned_packages
 from envqa.core.parsers.shell import Command, parse_script
@@ -35,13 +38,6 @@ SUCCESS = re.compile(r"""^(1|1\.0+|\{\s*"reward"\s*:\s*1(\.0+)?\s*\})$""")
 URL = re.compile(r"^(https?|ftp)://", re.I)
 
 
-def _rel(env: Environment, path: Path) -> str:
-    try:
-        return path.relative_to(env.root).as_posix()
-    except ValueError:
-        return path.as_posix()
-
-
 def _code_lines(path: Path) -> list[tuple[int, str]]:
     out = []
     for n, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
@@ -49,15 +45,6 @@ def _code_lines(path: Path) -> list[tuple[int, str]]:
         if stripped and not stripped.startswith("#"):
             out.append((n, line))
     return out
-
-
-def test_script(env: Environment) -> Path | None:
-    for copy in env.tests:
-        for name in ("test.sh", "run-tests.sh"):
-            p = copy.source / name if copy.source.is_dir() else copy.source
-            if p.is_file() and p.name == name:
-                return p
-    return None
 
 
 def reward_writes(commands: list[Command]) -> list[tuple[Command, str | None]]:
@@ -263,16 +250,12 @@ def optin_rules(env: Environment, root_agent: bool, unpinned_base: bool) -> list
 
 def static_findings(env: Environment, root_agent: bool = False, unpinned_base: bool = False) -> list[Finding]:
     """Every file-only rule; `qa lint` and the hunt both call this."""
-    from envqa.probes.task_rules import task_findings  # it imports this module's helpers
-
     return (reward_rules(env) + runtime_fetch_rules(env) + pin_rules(env) + compose_rules(env)
             + optin_rules(env, root_agent, unpinned_base) + task_findings(env))
 
 
 @register_probe("static")
 def static_probe(ctx: ProbeContext) -> list[Finding]:
-    from envqa.probes.image_checks import image_findings
-
     s = ctx.settings
     found = static_findings(ctx.env, s.lint_root_agent, s.lint_unpinned_base)
     try:

@@ -11,9 +11,9 @@ import os
 import re
 
 from envqa.core.models import Finding, Label, Phase, Severity
-from envqa.probes.base import HuntTrial
+from envqa.core.strace import StraceEvent
 from envqa.core.wrap_tools import wrapped_tools  # re-exported: which binaries would be a wrapped tool
-from envqa.sandbox.strace import StraceEvent
+from envqa.probes.base import HuntTrial
 
 def verifier_log_writes(trial: HuntTrial) -> list[StraceEvent]:
     return [e for e in trial.events_in(Phase.AGENT)

@@ -15,7 +15,7 @@ import tomllib
 
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Severity
-from envqa.probes.static import _rel
+from envqa.probes.task_files import rel as _rel
 
 MIN_AGENT_SEC, MIN_VERIFIER_SEC, MAX_SEC = 10.0, 5.0, 24 * 3600.0
 CLOCKS = {"time", "perf_counter", "monotonic", "time_ns", "perf_counter_ns", "monotonic_ns", "now", "utcnow",

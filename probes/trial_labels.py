@@ -14,23 +14,16 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from envqa.agents.trial import ENVIRONMENT_ERRORS
 from envqa.core.models import Citation, Finding, Outcome, Phase, TrialLabel, TrialResult
+# The exploit registry's subtypes; the rule registry's findings whose trial ids prove a pass was a shortcut
+# (the replay of a sweep pass under strace, an LLM exploit), with the subtype (None: the message names it).
+from envqa.core.registry import ENVIRONMENT_ERRORS, EXPLOIT_SUBTYPES, SHORTCUT_RULES
 from envqa.probes.base import HuntTrial
 from envqa.probes.strace_rules import describe, hidden_reads, strace_evidence, tool_execs, verifier_log_writes
+from envqa.core.strace import parse_strace
 from envqa.core.wrap_tools import wrapped_tools
-from envqa.sandbox.strace import parse_strace
 
 MODEL_AGENTS = ("solver", "hunter")
-EXPLOIT_SUBTYPES = {
-    "exploit-reward-tamper": "verifier-tampering", "exploit-workspace-conftest": "verifier-tampering",
-    "exploit-harness-plant": "verifier-tampering", "exploit-verifier-helper": "verifier-tampering",
-    "exploit-leaked-answers": "leaked-answers", "exploit-wrap-tool": "wrapped-existing-tool",
-    "exploit-network-fetch": "network-fetch",
-}
-# Findings whose trial ids prove a pass was a shortcut (the replay of a sweep pass under strace).
-SHORTCUT_RULES = {"pass-after-verifier-log-write": "verifier-tampering", "pass-runs-existing-tool":
-                  "wrapped-existing-tool", "llm-exploit": None}
 TIME_LIMIT_SHARE = 0.5  # the oracle needing this share of the agent timeout makes a kill the limit's fault
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
+from envqa.core.registry import BUILD_ERRORS, VERIFIER_ERRORS
 
 
 def _tail(result: TrialResult, lines: int = 12) -> str:
@@ -46,8 +47,8 @@ def validation_findings(trials: list[TrialResult]) -> list[Finding]:
     findings: list[Finding] = []
     oracle = [t for t in trials if t.agent == "oracle"]
     nop = [t for t in trials if t.agent == "nop"]
-    env_errors = [t for t in trials if t.error_class in ("verifier_error", "verifier_timeout")]
-    builds = [t for t in trials if t.error_class in ("image_build_failed", "image_build_timeout")]
+    env_errors = [t for t in trials if t.error_class in VERIFIER_ERRORS]
+    builds = [t for t in trials if t.error_class in BUILD_ERRORS]
     if builds:
         findings.append(build_failed_finding("no agent can attempt the task", [builds[0].error_message or ""],
                                              "environment/Dockerfile", [t.trial_id for t in builds]))

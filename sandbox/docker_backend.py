@@ -14,6 +14,7 @@ import shlex
 import socket
 import tempfile
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 import docker
@@ -23,10 +24,13 @@ import structlog
 import urllib3.exceptions
 
 from envqa.core.environment import Environment
+from envqa.core.image_map import rewrite_dockerfile
+from envqa.core.sandbox import (BuildLog, ImageBuildError, SandboxBackend, SandboxError, SandboxSpec,
+                                register_backend)
 from envqa.sandbox import docker_adapter
-from envqa.core.sandbox import BuildLog, ImageBuildError, SandboxBackend, SandboxError, SandboxSpec
 from envqa.sandbox.docker_sandbox import DockerSandbox, docker_client, session_labels  # noqa: F401  (re-exported)
-from envqa.sandbox.images import build_context_tar, image_tag, rewrite_dockerfile
+from envqa.sandbox.images import build_context_tar, image_tag
+from envqa.sandbox.network import AllowlistBackend, FakeInternet
 
 log = structlog.get_logger(__name__)
 
@@ -43,6 +47,9 @@ class DockerBackend(SandboxBackend):
     def connected(self) -> bool:
         """Whether this backend ever reached the engine (if not, it cannot have started anything)."""
         return self._client is not None
+
+    def check(self) -> None:
+        self.client  # noqa: B018  (connects and pings: SandboxError docker_unavailable when the engine is down)
 
     @property
     def client(self) -> docker.DockerClient:
@@ -183,3 +190,21 @@ class DockerBackend(SandboxBackend):
                 if e.status_code != 409:
                     raise
         return removed
+
+    # Optional capabilities (core/sandbox.py)
+
+    def with_egress_allowlist(self, allowed_hosts: list[str], *, image: str, upstream: str = "bridge",
+                              label: str = "envqa", labels: dict[str, str] | None = None) -> SandboxBackend:
+        return AllowlistBackend(self, image, allowed_hosts, upstream=upstream, label=label, labels=labels)
+
+    @contextmanager
+    def fake_internet(self, serve_dir: Path | None, hosts: list[str], *, image: str, label: str = "envqa",
+                      labels: dict[str, str] | None = None):
+        with FakeInternet(self.client, image, serve_dir, hosts, label=label, labels=labels) as net:
+            yield net.name
+
+
+@register_backend("docker")
+def backend_from_config(config) -> DockerBackend:
+    """`[sandbox] backend = "docker"`: builds through the image map, labels what it starts."""
+    return DockerBackend(image_map=config.sandbox.resolved_image_map(), label=config.sandbox.label)

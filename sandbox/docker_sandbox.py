@@ -22,10 +22,12 @@ import docker.errors
 import requests.exceptions
 import structlog
 
+from envqa.core.sandbox import ExecResult, OutputBuffer, PathChange, Sandbox, SandboxError, SandboxSpec, SyscallTrace
+from envqa.core.strace import SYSCALLS
 from envqa.sandbox import docker_adapter
-from envqa.core.sandbox import ExecResult, OutputBuffer, Sandbox, SandboxError, SandboxSpec
 from envqa.sandbox.images import tar_bytes, tar_dirs, tar_many, tar_path
-from envqa.sandbox.limits import DiskWatch, clear_if_saturated
+from envqa.sandbox.limits import DiskWatch, clear_if_saturated, descendants
+from envqa.sandbox.strace import StraceSession, strace_available
 
 log = structlog.get_logger(__name__)
 STDOUT, STDERR = 1, 2
@@ -33,6 +35,7 @@ UNTAR_FAILED = "envqa: could not unpack uploads (no tar?)"
 KILL_ALL_BUT_OWN = ('for d in /proc/[0-9]*; do p=${d#/proc/}; case "$p" in 1|$$) continue;; esac; '
                     '[ "$(tr "\\0" " " < "$d/cmdline" 2>/dev/null)" = "sleep infinity " ] && continue; '
                     'kill -9 "$p" 2>/dev/null; done')
+DIFF_KINDS = {0: "changed", 1: "added", 2: "deleted"}  # `docker diff`'s Kind
 
 
 def session_labels() -> dict[str, str]:
@@ -52,32 +55,16 @@ def docker_client(timeout: int = 120) -> docker.DockerClient:
         ) from None
 
 
-def _descendants(pid: int) -> list[int]:
-    """Host pids of `pid` and all its descendants (we are root on the engine's host)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(children.get(p, []))
-    return out
-
-
 class DockerSandbox(Sandbox):
     def __init__(self, client: docker.DockerClient, container, spec: SandboxSpec):
         self.client, self.container, self.spec = client, container, spec
         self._stopped = False
         self._host_pid: int | None = None  # PID 1 on the host; 0 when the engine is not on this host
         self._disk: DiskWatch | None = None
+        self._offline: bool | None = None  # known once asked (or cut): verifier reruns ask again
+        self._cut: list[str] = []  # networks cut_network() disconnected
+        self.egress_proxy = None  # set by AllowlistBackend (sandbox/network.py): its log is egress_log()
+        self.egress_denied: list[str] = []  # what the proxy denied, kept when the sandbox stops
 
     @property
     def id(self) -> str:
@@ -120,16 +107,16 @@ class DockerSandbox(Sandbox):
                 self.container.id, cmd, stdout=True, stderr=True, stdin=input is not None,
                 workdir=cwd, environment=env or None, user=user or "",
             )["Id"]
-            sock = api.exec_start(exec_id, socket=True)
+            conn = docker_adapter.start_exec(api, exec_id)
         except docker.errors.APIError as e:
             raise SandboxError(f"exec failed in {self.container.short_id}: {e.explanation or e}") from None
-        raw = docker_adapter.raw_socket(sock)
+        raw = conn.sock
         out, err = OutputBuffer(self.spec.output_limit_bytes), OutputBuffer(self.spec.output_limit_bytes)
         over_limit = threading.Event()
 
         def pump() -> None:
             try:
-                for stream, data in docker_adapter.frames(sock):
+                for stream, data in conn.frames():
                     (err if stream == STDERR else out).feed(data)
                     if out.total + err.total > self.spec.kill_after_output_bytes:
                         over_limit.set()
@@ -166,7 +153,7 @@ class DockerSandbox(Sandbox):
             self._kill_exec(exec_id)
         # shutdown() ends the connection even while other references (the SDK's SocketIO wrapper) keep
         # the fd open; a half-open exec stream otherwise makes the engine stall the container's removal.
-        for end in (lambda: raw.shutdown(socket.SHUT_RDWR), raw.close, getattr(sock, "close", lambda: None)):
+        for end in (lambda: raw.shutdown(socket.SHUT_RDWR), raw.close, conn.close):
             try:
                 end()
             except OSError:
@@ -212,7 +199,7 @@ class DockerSandbox(Sandbox):
     def _kill_exec(self, exec_id: str) -> None:
         pid = (self._inspect_exec(exec_id) or {}).get("Pid") or 0
         if pid > 0 and os.path.exists(f"/proc/{pid}"):
-            for p in reversed(_descendants(pid)):
+            for p in reversed(descendants(pid)):
                 try:
                     os.kill(p, signal.SIGKILL)
                 except ProcessLookupError:
@@ -318,6 +305,71 @@ class DockerSandbox(Sandbox):
                 raise IsADirectoryError(path)
             fh = tar.extractfile(member)
             return fh.read(max_bytes) if fh else b""
+
+    # Optional capabilities (core/sandbox.py)
+
+    def changed_paths(self) -> list[PathChange]:
+        try:
+            changes = self.container.diff() or []
+        except docker.errors.APIError as e:
+            raise SandboxError(f"diff of {self.container.short_id} failed: {e.explanation or e}") from None
+        return [PathChange(path=c["Path"], kind=DIFF_KINDS.get(c.get("Kind"), "changed")) for c in changes]
+
+    def _networks(self) -> list[str]:
+        self.container.reload()
+        return list((self.container.attrs.get("NetworkSettings") or {}).get("Networks") or {})
+
+    def cut_network(self) -> None:
+        if self.spec.network == "none":
+            return
+        try:
+            for name in self._networks():
+                self.client.networks.get(name).disconnect(self.container, force=True)
+                self._cut.append(name)
+        except docker.errors.APIError as e:
+            raise SandboxError(f"cannot cut the network of {self.container.short_id}: {e.explanation or e}") from None
+        self._offline = True
+
+    def restore_network(self) -> None:
+        try:
+            while self._cut:
+                self.client.networks.get(self._cut[-1]).connect(self.container)
+                self._cut.pop()
+        except docker.errors.APIError as e:
+            raise SandboxError(f"cannot reconnect {self.container.short_id}: {e.explanation or e}") from None
+        self._offline = None
+
+    def offline(self) -> bool:
+        if self._offline is None:
+            offline = self.spec.network == "none"
+            if not offline:
+                try:
+                    names = self._networks()
+                    offline = bool(names) and all(self.client.networks.get(n).attrs.get("Internal") for n in names)
+                except Exception:  # the engine cannot say: keep the package managers' own retry settings
+                    offline = False
+            self._offline = offline
+        return self._offline
+
+    def host_pid(self) -> int:
+        pid = self.init_pid
+        if not pid or not os.path.exists(f"/proc/{pid}"):
+            raise NotImplementedError(f"the engine runs {self.container.short_id} on another host (no host pid)")
+        return pid
+
+    def start_trace(self, out_path: Path, syscalls: str = SYSCALLS) -> SyscallTrace:
+        if not strace_available():
+            raise NotImplementedError("no strace on this host")
+        pid = self.init_pid  # a pid the engine reports but this host lacks: attaching fails, said as SandboxError
+        if not pid:
+            raise NotImplementedError(f"the engine reports no pid for {self.container.short_id}")
+        try:
+            return StraceSession(pid, out_path, syscalls=syscalls)
+        except (RuntimeError, OSError) as e:
+            raise SandboxError(f"strace did not attach to {self.container.short_id}: {e}", "strace_unavailable") from None
+
+    def egress_log(self) -> list[str] | None:
+        return self.egress_proxy.log_lines() if self.egress_proxy is not None else None
 
     def stop(self) -> None:
         if self._stopped:

@@ -1,55 +1,22 @@
-"""Build contexts for environment images: the image map and the content-hash tag.
+"""Build contexts for environment images: the content-hash tag, and tars for uploads.
 
 No container registry is reachable on these machines, so `FROM ubuntu:22.04` would fail; the image
-map (config) rewrites such references to a locally built base. The tag is a hash of exactly what
+map (config, core/image_map.py) rewrites such references to a locally built base. The tag is a hash of exactly what
 docker would build (context files, rewritten Dockerfile, the ids of the base images), so an unchanged
 environment is never rebuilt and a changed base image always is.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import io
-import re
 import tarfile
 from pathlib import Path
 
 from envqa.core.environment import iter_files
+from envqa.core.image_map import FROM_RE, map_image, rewrite_dockerfile  # noqa: F401  (re-exported)
 
-FROM_RE = re.compile(r"^(\s*FROM\s+)((?:--\S+\s+)*)(\S+)(.*)$", re.IGNORECASE)
 IMAGE_REPO = "envqa-env"
-
-
-def map_image(ref: str, image_map: dict[str, str]) -> str | None:
-    for pattern, target in image_map.items():
-        if fnmatch.fnmatchcase(ref, pattern) or fnmatch.fnmatchcase(ref.removeprefix("docker.io/library/"), pattern):
-            return target
-    return None
-
-
-def rewrite_dockerfile(text: str, image_map: dict[str, str]) -> tuple[str, list[tuple[str, str]], list[str]]:
-    """Return (new text, [(original, replacement)], base image refs after rewriting)."""
-    stages: set[str] = set()
-    rewrites: list[tuple[str, str]] = []
-    bases: list[str] = []
-    out = []
-    for line in text.splitlines(keepends=True):
-        m = FROM_RE.match(line.rstrip("\n"))
-        if m:
-            prefix, flags, ref, rest = m.groups()
-            stage = re.search(r"\s+AS\s+(\S+)", rest, re.IGNORECASE)
-            if ref.lower() not in stages:
-                target = map_image(ref, image_map)
-                if target:
-                    rewrites.append((ref, target))
-                    line = f"{prefix}{flags}{target}{rest}\n"
-                    ref = target
-                bases.append(ref)
-            if stage:
-                stages.add(stage.group(1).lower())
-        out.append(line)
-    return "".join(out), rewrites, bases
 
 
 def build_context_tar(context_dir: Path, dockerfile: Path, dockerfile_text: str) -> bytes:

@@ -22,6 +22,26 @@ import structlog
 log = structlog.get_logger(__name__)
 
 
+def descendants(pid: int) -> list[int]:
+    """Host pids of `pid` and all its descendants (we are root on the engine's host)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
 def container_pids(container_id: str) -> list[int]:
     """Host pids of every process in the container (its cgroup names the container id)."""
     out = []

@@ -22,7 +22,7 @@ import docker.errors
 import structlog
 
 from envqa.core.sandbox import Sandbox, SandboxBackend, SandboxError, SandboxSpec
-from envqa.sandbox.docker_backend import session_labels
+from envqa.sandbox.docker_sandbox import session_labels
 from envqa.sandbox.images import tar_bytes, tar_path
 
 log = structlog.get_logger(__name__)
@@ -141,7 +141,8 @@ class AllowlistBackend(SandboxBackend):
     """The same backend; every sandbox that would have a network gets its own egress proxy instead.
 
     The proxy lives as long as its sandbox: stopping the sandbox removes the proxy and its network too.
-    What the proxy denied is kept on the sandbox (`sandbox.egress_denied`) once it stops.
+    What the proxy denied is kept on the sandbox (`sandbox.egress_denied`) once it stops; while it runs,
+    `sandbox.egress_log()` reads the proxy's log.
     """
 
     def __init__(self, inner: SandboxBackend, image: str, allowed_hosts: list[str], upstream: str = "bridge",
@@ -151,6 +152,9 @@ class AllowlistBackend(SandboxBackend):
 
     def ensure_image(self, env, on_log=None):
         return self.inner.ensure_image(env, on_log)
+
+    def with_egress_allowlist(self, allowed_hosts, *, image, upstream="bridge", label="envqa", labels=None):
+        return self  # the network is already chosen (probes wrap the backend for their own reruns)
 
     def start(self, spec: SandboxSpec) -> Sandbox:
         if spec.network == "none":
@@ -175,26 +179,6 @@ class AllowlistBackend(SandboxBackend):
                 proxy.__exit__(None, None, None)
         sandbox.stop = stop_with_proxy
         return sandbox
-
-
-def allowlist_of(env) -> list[str] | None:
-    """The hosts an allowlist-mode task may reach (agent phase), or None when the task is not in that mode."""
-    from envqa.core.task_config import NetworkMode
-
-    c = env.config
-    if (c.agent.network_mode or c.environment.baseline_network()) != NetworkMode.ALLOWLIST:
-        return None
-    return list(c.agent.allowed_hosts or c.environment.allowed_hosts)
-
-
-def task_backend(backend: SandboxBackend, env, config) -> SandboxBackend:
-    """The backend a trial of `env` starts its sandbox with: allowlist-mode tasks that get a network at all
-    get it only through an egress proxy (upstream: `[probes] egress_network`, else the default bridge)."""
-    allowed = allowlist_of(env)
-    if allowed is None or not hasattr(backend, "client") or isinstance(backend, AllowlistBackend):
-        return backend  # not allowlist mode, or a wrapper that already chose the network (probes)
-    return AllowlistBackend(backend, config.sandbox.base_image, allowed, upstream=config.probes.egress_network or "bridge",
-                            label=config.sandbox.label)
 
 
 def _wait_until_exec_ok(client, container_id: str, cmd: list[str], timeout: float, what: str) -> None:

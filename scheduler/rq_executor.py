@@ -20,10 +20,13 @@ from redis import Redis
 from envqa.core.config import QAConfig
 from envqa.core.errors import InfraError
 from envqa.core.environment import Environment
+from envqa.core.executor import Call, ProbeJob, ProbeOutcome, TrialView, outcome_of, result_of
 from envqa.core.models import TrialResult, TrialSpec
+from envqa.core.queues import SANDBOX_QUEUE, queue_for_model
 from envqa.scheduler.broker import Broker
+from envqa.scheduler.calls import call_envelopes, enqueue_and_follow
 from envqa.scheduler.jobs import reconcile, submit
-from envqa.scheduler.queues import queue_for_model
+from envqa.scheduler.probe_job import probe_envelope
 from envqa.scheduler.trial_job import trial_envelope
 from envqa.store.db import Store
 from envqa.store.shared_files import fetch_trial_artifacts, publish_environment
@@ -66,7 +69,7 @@ class RQExecutor:
                 publish_environment(self.store, env.root, env.version)
             broker = Broker(self.conn, settings.lease_ttl_sec)
             for spec in pending:
-                submit(self.store, self.conn, broker, spec, trial_envelope(spec, env.root, self.config), settings)
+                submit(self.store, self.conn, broker, spec, trial_envelope(spec, env.root, self.config, self.store), settings)
             self._follow(pending, broker)
         by_id = {s.trial_id: self.store.get_trial(s.trial_id) for s in specs}
         results = []
@@ -105,14 +108,30 @@ class RQExecutor:
                 last_reconcile = time.monotonic()
             time.sleep(self.poll_sec)
 
-    def run_probe_jobs(self, jobs: list) -> list:
-        """Probes as jobs on the `sandbox` queue (envqa.scheduler.probe_job): enqueue each unless its answer
-        is stored, follow the store's `calls` rows (reconciling, watching for stalls like trials), then bring
-        the probes' trial files here and announce their results."""
-        from envqa.scheduler.calls import enqueue_and_follow
-        from envqa.scheduler.probe_job import TrialView, outcome_of, probe_envelope
-        from envqa.scheduler.queues import SANDBOX_QUEUE
+    def run_call(self, call: Call, *, deadline_sec: float = 3600.0) -> dict:
+        """One call as a job on its model's queue; its result, or InfraError when it gave up or ran late."""
+        row = self.run_calls([call], deadline_sec=deadline_sec)[call.call_id]
+        if row["status"] == "done":
+            return result_of(row)
+        if row["status"] == "failed":
+            raise InfraError(f"{call.model}: call {call.call_id} gave up: {row['error_message']}",
+                             row["error_class"] or "infra")
+        raise InfraError(f"{call.model}: call {call.call_id} did not finish within {deadline_sec:.0f}s", "timeout")
 
+    def run_calls(self, calls: list[Call], *, deadline_sec: float) -> dict[str, dict]:
+        """Every call at once, each on its model's queue; waits at most `deadline_sec`. {call_id: row}; a call
+        still open at the deadline has status `queued`."""
+        envelopes = call_envelopes(self.config, calls, self.store)
+        rows = enqueue_and_follow(self.store, self.conn, envelopes, self.config.scheduler,
+                                  end=time.monotonic() + deadline_sec)
+        for call_id in set(envelopes) - set(rows):
+            rows[call_id] = {**(self.store.get_call(call_id) or {}), "call_id": call_id, "status": "queued"}
+        return rows
+
+    def run_probe_jobs(self, jobs: list[ProbeJob]) -> list[ProbeOutcome]:
+        """Probes as jobs on the `sandbox` queue: enqueue each unless its answer is stored, follow the store's
+        `calls` rows (reconciling, watching for stalls like trials), then bring the probes' trial files here
+        and announce their results."""
         broker = Broker(self.conn, self.config.scheduler.lease_ttl_sec)
         if self.store.shared:
             for env_dir, version in {(j.env_dir, j.env_version) for j in jobs}:
@@ -127,7 +146,7 @@ class RQExecutor:
                 self._check_stall(broker, {SANDBOX_QUEUE})
                 last_check = time.monotonic()
 
-        rows = enqueue_and_follow(self.store, self.conn, {j.job_id: probe_envelope(j, self.config) for j in jobs},
+        rows = enqueue_and_follow(self.store, self.conn, {j.job_id: probe_envelope(j, self.config, self.store) for j in jobs},
                                   self.config.scheduler, reconcile_sec=self.reconcile_every_sec,
                                   poll_sec=self.poll_sec, tick=liveness)
         outcomes = [outcome_of(job, rows[job.job_id]) for job in jobs]

@@ -14,4 +14,6 @@ for layer in core agents probes graphs sandbox store scheduler app demo prompts;
   cp -r "$layer" "$tree/envqa/$layer"
 done
 repo="$PWD"
-cd "$tree" && PYTHONPATH="$tree" "$repo/$VENV/bin/lint-imports" --config "$repo/pyproject.toml" --no-cache "$@"
+lint="$(cd "$VENV" && pwd)/bin/lint-imports"
+# from inside the tree: import-linter puts the working directory first on sys.path
+cd "$tree" && PYTHONPATH="$tree" "$lint" "$repo/pyproject.toml" --no-cache --no-logo "$@"

@@ -2,6 +2,7 @@
 # Take a fresh Debian/Ubuntu machine (as root) to one that runs envqa and its tests:
 # Docker engine (started without systemd), redis-server, strace, the local base image, the venv.
 # Re-running is harmless: every step checks before it acts.
+# `setup.sh --venv-only` (make test-fast): only the venv from the lock; no system package, daemon or image.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,7 +13,12 @@ BASE_PACKAGES="python3,python3-pytest,python3-pip,python-is-python3,procps,gcc,l
 VENV="${QA_VENV:-.venv}"
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 
+VENV_ONLY=0
+[ "${1:-}" = "--venv-only" ] && VENV_ONLY=1
+
 need_apt=()
+python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
+if [ $VENV_ONLY = 0 ]; then
 command -v dockerd >/dev/null 2>&1 || need_apt+=(docker.io)
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v strace >/dev/null 2>&1 || need_apt+=(strace)
@@ -20,7 +26,7 @@ command -v debootstrap >/dev/null 2>&1 || need_apt+=(debootstrap)
 command -v iptables >/dev/null 2>&1 || need_apt+=(iptables)
 [ -x /usr/lib/postgresql/15/bin/initdb ] || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
-python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   [ "$(id -u)" = 0 ] || { echo "setup: installing ${need_apt[*]} needs root" >&2; exit 2; }
   say "installing ${need_apt[*]}"
@@ -28,6 +34,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
 
+if [ $VENV_ONLY = 0 ]; then
 if ! docker info >/dev/null 2>&1; then
   say "starting dockerd (no systemd here)"
   mkdir -p /var/log
@@ -51,6 +58,7 @@ if [ "$have_pkgs" != "$BASE_PACKAGES" ]; then
   rm -rf "$rootfs"; trap - EXIT
 fi
 say "base image $BASE_IMAGE ready"
+fi
 
 if [ ! -x "$VENV/bin/python" ]; then
   say "creating $VENV"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the whole suite against the real Docker engine and redis-server that setup.sh installed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 VENV="${QA_VENV:-.venv}"
 "$VENV/bin/python" -m pytest "$@"
 rc=$?

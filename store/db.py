@@ -3,90 +3,29 @@ Embedded SQLite by default; Postgres with QA_STORE_URL (store/postgres.py), same
 
 The store is the source of truth: a trial's result is recorded once (its id is derived from the spec,
 and the insert is `ON CONFLICT DO NOTHING`), a status change and the rows it implies are written in one
-transaction, and everything else (RQ, the graph) can be rebuilt from it.
+transaction, and everything else (RQ, the graph) can be rebuilt from it. One truth per fact: a trial's
+result is its row's `result_json` (plus its files in `artifacts`), a run's report is `runs.report_json`;
+`result.json` and `report.json` on disk are exports that nothing in qa reads back.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
 from contextlib import contextmanager
+from importlib import resources
 from pathlib import Path
 from typing import Iterator
 
-from envqa.core.models import Finding, Proposal, TrialLabel, TrialResult, VersionInfo, utcnow
+from envqa.core.models import STORED, Finding, Proposal, TrialLabel, TrialResult, VersionInfo, utcnow
 from envqa.store.loop_records import LoopRecords
 from envqa.store.migrations import migrate
 from envqa.store.postgres import PgConnection, store_url
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    run_id TEXT PRIMARY KEY, env_dir TEXT NOT NULL, env_name TEXT, env_version TEXT,
-    status TEXT NOT NULL, verdict TEXT, created_at TEXT NOT NULL, finished_at TEXT, report_json TEXT
-);
-CREATE TABLE IF NOT EXISTS env_versions (
-    version TEXT PRIMARY KEY, name TEXT, root TEXT, format TEXT, created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS trials (
-    trial_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, env_version TEXT NOT NULL, agent TEXT NOT NULL,
-    model TEXT, purpose TEXT, status TEXT NOT NULL, outcome TEXT, reward REAL, error_class TEXT,
-    attempts INTEGER NOT NULL DEFAULT 0, spec_json TEXT, result_json TEXT,
-    created_at TEXT NOT NULL, updated_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS trials_by_run ON trials(run_id, status);
-CREATE TABLE IF NOT EXISTS findings (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, rule TEXT NOT NULL, label TEXT NOT NULL,
-    severity TEXT NOT NULL, finding_json TEXT NOT NULL, created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS image_builds (
-    tag TEXT NOT NULL, env_version TEXT NOT NULL, built_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS versions (
-    version TEXT PRIMARY KEY, parent TEXT, patch TEXT, author TEXT NOT NULL, reason TEXT, name TEXT,
-    created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS run_versions (
-    run_id TEXT NOT NULL, version TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (run_id, version)
-);
-CREATE TABLE IF NOT EXISTS calls (
-    call_id TEXT PRIMARY KEY, queue TEXT NOT NULL, status TEXT NOT NULL, result_json TEXT, error_class TEXT,
-    error_message TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS proposals (
-    proposal_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, parent_version TEXT NOT NULL, candidate_version TEXT,
-    status TEXT NOT NULL, proposal_json TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS labels (
-    trial_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, env_version TEXT, model TEXT, label TEXT NOT NULL,
-    subtype TEXT, source TEXT NOT NULL, label_json TEXT NOT NULL, created_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS labels_by_run ON labels(run_id);
-CREATE TABLE IF NOT EXISTS regression_exploits (
-    exploit_id TEXT PRIMARY KEY, env_name TEXT NOT NULL, run_id TEXT NOT NULL, env_version TEXT NOT NULL,
-    source_trial_id TEXT NOT NULL, exploit_json TEXT NOT NULL, created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS approvals (
-    run_id TEXT NOT NULL, proposal_id TEXT NOT NULL, action TEXT NOT NULL, approver TEXT NOT NULL, reason TEXT,
-    patch TEXT, decided_at TEXT NOT NULL, PRIMARY KEY (run_id, proposal_id)
-);
-CREATE TABLE IF NOT EXISTS version_findings (
-    run_id TEXT NOT NULL, version TEXT NOT NULL, findings_json TEXT NOT NULL, summary_json TEXT NOT NULL,
-    created_at TEXT NOT NULL, PRIMARY KEY (run_id, version)
-);
-CREATE TABLE IF NOT EXISTS run_loop (
-    run_id TEXT PRIMARY KEY, approval_mode TEXT, iteration INTEGER NOT NULL DEFAULT 0, version TEXT,
-    band_call TEXT, stop_reason TEXT, pending_proposal TEXT, config_json TEXT, updated_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS notifications (
-    run_id TEXT NOT NULL, kind TEXT NOT NULL, dedupe_key TEXT NOT NULL, status TEXT NOT NULL, detail TEXT,
-    created_at TEXT NOT NULL, PRIMARY KEY (run_id, kind, dedupe_key)
-);
-CREATE TABLE IF NOT EXISTS slack_messages (
-    run_id TEXT NOT NULL, ref TEXT NOT NULL, channel TEXT NOT NULL, ts TEXT NOT NULL, created_at TEXT NOT NULL,
-    PRIMARY KEY (run_id, ref)
-);
-"""
+# The tables, as package data (a script, not a string): see store/schema.sql and store/migrations.py.
+SCHEMA = (resources.files("envqa.store") / "schema.sql").read_text()
 
 
 class Store(LoopRecords):
@@ -144,14 +83,9 @@ class Store(LoopRecords):
                 (run_id, env_dir, "running", utcnow().isoformat()),
             )
 
-    def set_run_env(self, run_id: str, name: str, version: str, root: str, fmt: str) -> None:
-        now = utcnow().isoformat()
+    def set_run_env(self, run_id: str, name: str, version: str) -> None:
         with self.tx() as db:
             db.execute("UPDATE runs SET env_name=?, env_version=? WHERE run_id=?", (name, version, run_id))
-            db.execute(
-                "INSERT INTO env_versions(version, name, root, format, created_at) VALUES (?,?,?,?,?) "
-                "ON CONFLICT DO NOTHING", (version, name, root, fmt, now),
-            )
 
     def finish_run(self, run_id: str, verdict: str, report: dict, findings: list[Finding]) -> None:
         """Verdict, report and findings land together or not at all."""
@@ -163,8 +97,9 @@ class Store(LoopRecords):
                 [(run_id, f.rule, f.label, f.severity, f.model_dump_json(), now) for f in findings],
             )
             db.execute(
-                "UPDATE runs SET status='finished', verdict=?, finished_at=?, report_json=? WHERE run_id=?",
-                (verdict, now, json.dumps(report), run_id),
+                "UPDATE runs SET status='finished', verdict=?, finished_at=?, report_json=?, report_at=? "
+                "WHERE run_id=?",
+                (verdict, now, json.dumps(report), now, run_id),
             )
 
     def get_run(self, run_id: str) -> dict | None:
@@ -173,27 +108,36 @@ class Store(LoopRecords):
 
     # trials
     def record_trial(self, result: TrialResult) -> bool:
-        """Record a finished trial exactly once; False when it was already recorded."""
+        """Record a finished trial exactly once; False when it was already recorded. `result_json` is the
+        result; the row's other columns name the job (store/schema.sql), none copies what only it knows."""
         now = utcnow().isoformat()
         with self.tx() as db:
             row = db.execute("SELECT status FROM trials WHERE trial_id=?", (result.trial_id,)).fetchone()
             if row and row["status"] == "done":
                 return False
             values = (result.run_id, result.env_version, result.agent, result.model, result.purpose, "done",
-                      result.outcome, result.reward, result.error_class, result.model_dump_json(), now)
+                      result.model_dump_json(), now)
             if row:
-                db.execute(
-                    "UPDATE trials SET run_id=?, env_version=?, agent=?, model=?, purpose=?, status=?, outcome=?, "
-                    "reward=?, error_class=?, result_json=?, updated_at=? WHERE trial_id=?",
-                    (*values, result.trial_id),
-                )
+                db.execute("UPDATE trials SET run_id=?, env_version=?, agent=?, model=?, purpose=?, status=?, "
+                           "result_json=?, updated_at=? WHERE trial_id=?", (*values, result.trial_id))
             else:
-                db.execute(
-                    "INSERT INTO trials(run_id, env_version, agent, model, purpose, status, outcome, reward, "
-                    "error_class, result_json, updated_at, trial_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (*values, result.trial_id, now),
-                )
+                db.execute("INSERT INTO trials(run_id, env_version, agent, model, purpose, status, result_json, "
+                           "updated_at, trial_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                           (*values, result.trial_id, now))
             return True
+
+    def save_attempt(self, result: TrialResult) -> None:
+        """An attempt's result that is NOT the trial's (a transient failure the scheduler retries): kept on the
+        row, not done, so that giving up later records the last attempt's details from any host. Readers of
+        results (get_trial, trials_for_run) see done rows only."""
+        with self.tx() as db:
+            db.execute("UPDATE trials SET result_json=?, updated_at=? WHERE trial_id=? AND status!='done'",
+                       (result.model_dump_json(), utcnow().isoformat(), result.trial_id))
+
+    def last_attempt(self, trial_id: str) -> TrialResult | None:
+        row = self._conn().execute("SELECT result_json FROM trials WHERE trial_id=? AND status!='done'",
+                                   (trial_id,)).fetchone()
+        return TrialResult.model_validate_json(row["result_json"]) if row and row["result_json"] else None
 
     def get_trial(self, trial_id: str) -> TrialResult | None:
         row = self._conn().execute(
@@ -210,7 +154,7 @@ class Store(LoopRecords):
 
     def findings_for_run(self, run_id: str) -> list[Finding]:
         rows = self._conn().execute("SELECT finding_json FROM findings WHERE run_id=? ORDER BY id", (run_id,))
-        return [Finding.model_validate_json(r["finding_json"]) for r in rows]
+        return [Finding.model_validate_json(r["finding_json"], context=STORED) for r in rows]  # old rule ids too
 
     def record_build(self, tag: str, env_version: str) -> None:
         with self.tx() as db:
@@ -384,6 +328,22 @@ class Store(LoopRecords):
                        "WHERE call_id=? AND status!='done'",
                        (status, json.dumps(result) if result is not None else None, error_class, error_message,
                         utcnow().isoformat(), call_id))
+
+    # configurations by content hash: a job on Redis names its config by hash (the store is the one copy)
+    def save_config(self, config_json: str) -> str:
+        """Keep a configuration (JSON text) once; returns its hash, which a job payload carries instead."""
+        digest = hashlib.sha256(config_json.encode()).hexdigest()
+        with self.tx() as db:
+            db.execute("INSERT INTO configs(config_hash, config_json, created_at) VALUES (?,?,?) "
+                       "ON CONFLICT(config_hash) DO NOTHING", (digest, config_json, utcnow().isoformat()))
+        return digest
+
+    def config_json(self, config_hash: str) -> str:
+        """The configuration saved under `config_hash`; LookupError when this store never saw it."""
+        row = self._conn().execute("SELECT config_json FROM configs WHERE config_hash=?", (config_hash,)).fetchone()
+        if row is None:
+            raise LookupError(f"no configuration {config_hash[:12]} in the store (the job was queued elsewhere?)")
+        return row["config_json"]
 
     def get_call(self, call_id: str) -> dict | None:
         row = self._conn().execute("SELECT * FROM calls WHERE call_id=?", (call_id,)).fetchone()

@@ -9,6 +9,7 @@ which is what makes `qa approve` and a Slack button racing each other safe.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from envqa.core.models import utcnow
 
@@ -88,8 +89,23 @@ class LoopRecords:
     def save_pending_report(self, run_id: str, report: dict) -> None:
         """At an approval checkpoint: the report so far, status `awaiting_approval` (not finished)."""
         with self.tx() as db:
-            db.execute("UPDATE runs SET status='awaiting_approval', verdict='awaiting_approval', report_json=? "
-                       "WHERE run_id=?", (json.dumps(report), run_id))
+            db.execute("UPDATE runs SET status='awaiting_approval', verdict='awaiting_approval', report_json=?, "
+                       "report_at=? WHERE run_id=?", (json.dumps(report), utcnow().isoformat(), run_id))
+
+    # the report: runs.report_json is the one copy (`qa runs`, `qa show`, `qa serve`, the HTML report, Slack
+    # read it here); runs/<run_id>/report.json is an export of it that nothing in qa reads back.
+    def run_report(self, run_id: str) -> dict | None:
+        """The run's last report (at its end or at an approval checkpoint), or None before it has one."""
+        row = self._conn().execute("SELECT report_json FROM runs WHERE run_id=?", (run_id,)).fetchone()
+        return json.loads(row["report_json"]) if row and row["report_json"] else None
+
+    def report_time(self, run_id: str) -> datetime | None:
+        """When the run's report last changed (older databases: when the run finished or began)."""
+        row = self._conn().execute("SELECT report_json IS NOT NULL AS has, report_at, finished_at, created_at "
+                                   "FROM runs WHERE run_id=?", (run_id,)).fetchone()
+        if not row or not row["has"]:
+            return None
+        return datetime.fromisoformat(row["report_at"] or row["finished_at"] or row["created_at"])
 
     def list_runs(self, limit: int = 50) -> list[dict]:
         rows = self._conn().execute(

@@ -6,15 +6,32 @@ write transaction (so two processes opening an old database at once upgrade it o
   2. every numbered migration the database does not have yet, in order: the changes SCHEMA's
      IF NOT EXISTS cannot express (new columns, new indexes on old tables, data moves).
 A database written by an older release (no `schema_migrations` at all) is upgraded in place.
-Add a migration by appending (next number, name, statements); never edit or renumber a released one.
+Add a migration by appending (next number, name, steps); never edit or renumber a released one. SCHEMA
+(store/schema.sql) is the shape a NEW database gets, so a migration must also hold on a database SCHEMA
+just created (hence `drop_columns` checks what is there).
 """
 
 from __future__ import annotations
 
+from typing import Callable, Union
+
 from envqa.core.models import utcnow
 from envqa.store.postgres import split_script
 
-MIGRATIONS: list[tuple[int, str, list[str]]] = [
+# A step is a statement, or a function of the connection for what one statement cannot say on both backends.
+Step = Union[str, Callable[[object], None]]
+
+
+def drop_columns(db, table: str, *columns: str) -> None:
+    """Drop the columns the table has. A new database never had them (SCHEMA no longer creates them), and
+    SQLite has no `DROP COLUMN IF EXISTS`, so ask the table which it has (a 0-row SELECT's description)."""
+    have = {d[0] for d in db.execute(f"SELECT * FROM {table} LIMIT 0").description}
+    for column in columns:
+        if column in have:
+            db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+
+
+MIGRATIONS: list[tuple[int, str, list[Step]]] = [
     (1, "baseline: the 0.1 schema (runs, env_versions, trials, findings, image_builds)", []),
     (2, "artifacts: trial files kept in the store, readable from any host", [
         "CREATE TABLE IF NOT EXISTS artifacts (run_id TEXT NOT NULL, trial_id TEXT NOT NULL, path TEXT NOT NULL, "
@@ -27,6 +44,16 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (3, "run_loop.node: the graph node a run is in now (qa status)", [
         "ALTER TABLE run_loop ADD COLUMN node TEXT",
     ]),
+    (4, "drop env_versions: written by every run, read by nothing (versions holds the versions)", [
+        "DROP TABLE IF EXISTS env_versions",
+    ]),
+    (5, "trials: drop outcome, reward, error_class (copies of result_json, read by nothing)", [
+        lambda db: drop_columns(db, "trials", "outcome", "reward", "error_class"),
+    ]),
+    (6, "runs.report_at: when runs.report_json last changed (qa serve rebuilds pages older than it)", [
+        "ALTER TABLE runs ADD COLUMN report_at TEXT",
+    ]),
+    (7, "configs: configurations by content hash (jobs name theirs by hash; schema.sql creates the table)", []),
 ]
 
 CREATE_MIGRATIONS = ("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
@@ -44,8 +71,8 @@ def migrate(store, schema: str) -> list[int]:
         for number, name, statements in MIGRATIONS:
             if number in have:
                 continue
-            for stmt in statements:
-                db.execute(stmt)
+            for step in statements:
+                step(db) if callable(step) else db.execute(step)
             db.execute("INSERT INTO schema_migrations(version, name, applied_at) VALUES (?,?,?)",
                        (number, name, utcnow().isoformat()))
             applied.append(number)

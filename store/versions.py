@@ -19,82 +19,14 @@ import tempfile
 from pathlib import Path
 
 from envqa.core.config import QAConfig
-from envqa.core.environment import Environment, content_hash, iter_files, load_environment
+from envqa.core.environment import Environment, content_hash, load_environment
 from envqa.core.errors import InputError, PatchError
 from envqa.core.models import VersionInfo
+from envqa.core.patches import (HARBOR_DIRS, HARBOR_FILES, TB1_DIRS, TB1_FILES, confined_task_path, copy_task_files,
+                                git_env, make_diff, patch_paths, task_path_allowed)
 from envqa.store.db import Store
 
-HARBOR_FILES = ("instruction.md", "task.toml")
-HARBOR_DIRS = ("environment/", "tests/", "solution/")
-TB1_FILES = ("task.yaml", "Dockerfile", "docker-compose.yaml", "docker-compose.yml", "solution.sh", "run-tests.sh")
-TB1_DIRS = ("tests/",)
-
-_HEADER_PATHS = re.compile(r"^(?:diff --git a/(\S+) b/(\S+)|--- (?:a/)?(\S+)|\+\+\+ (?:b/)?(\S+)|"
-                           r"rename (?:from|to) (\S+)|copy (?:from|to) (\S+))")
-
-
-def task_path_allowed(rel: str, tb1: bool = False) -> bool:
-    """Whether a relative path is one of the task's own files (what a revision may touch)."""
-    if rel.startswith("/") or ".." in Path(rel).parts or rel.startswith(".git/") or "/.git/" in rel:
-        return False
-    files, dirs = (TB1_FILES, TB1_DIRS) if tb1 else (HARBOR_FILES, HARBOR_DIRS)
-    return rel in files or any(rel.startswith(d) for d in dirs)
-
-
-def confined_task_path(path: str, tb1: bool = False) -> str | None:
-    """A model-written path as a path relative to the task (one leading `./` dropped), or None when it
-    points outside the task's own files. Callers write to the returned path, never to the raw one."""
-    rel = path[2:] if path.startswith("./") else path
-    return rel if rel and "\\" not in rel and task_path_allowed(rel, tb1) else None
-
-
-def patch_paths(diff: str) -> list[str]:
-    """Every path a unified/git diff names, in order (without the a/ b/ prefixes)."""
-    out: list[str] = []
-    for line in diff.splitlines():
-        m = _HEADER_PATHS.match(line)
-        if m:
-            path = next(g for g in m.groups() if g)
-            path = path.split("\t")[0]
-            if path != "/dev/null" and path not in out:
-                out.append(path)
-    return out
-
-
-def make_diff(old_dir: Path, new_dir: Path) -> str:
-    """A git-style unified diff from one task directory to another (`git apply` takes it back)."""
-    with tempfile.TemporaryDirectory(prefix="envqa-diff-") as tmp:
-        for side, src in (("a", old_dir), ("b", new_dir)):
-            _copy_files(Path(src), Path(tmp) / side)
-        proc = subprocess.run(
-            ["git", "-c", "core.quotepath=false", "diff", "--no-index", "--no-color", "--no-ext-diff", "--binary",
-             "--no-renames", "--src-prefix=", "--dst-prefix=", "a", "b"],
-            cwd=tmp, capture_output=True, text=True, env=_git_env(Path(tmp)))
-    if proc.returncode not in (0, 1):
-        raise RuntimeError(f"git diff failed: {proc.stderr.strip()}")
-    # A file only one side has is named from that side ("a/x a/x", "b/x b/x"): normalise to "a/x b/x".
-    return re.sub(r"^diff --git [ab]/(\S+) [ab]/(\S+)$", r"diff --git a/\1 b/\2", proc.stdout, flags=re.M)
-
-
-def _copy_files(src: Path, dest: Path) -> None:
-    """Copy the files that make a version (not qa-expected.json, .git, caches), keeping exec bits.
-
-    A symlinked file is copied as the file it points to (what the content hash already reads): a version
-    holds regular files only.
-    """
-    dest.mkdir(parents=True, exist_ok=True)
-    for path in iter_files(src):
-        target = dest / path.relative_to(src)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, target)
-
-
-def _git_env(cwd: Path) -> dict[str, str]:
-    # No repository discovery above the temp dir: `git apply` inside a work tree would patch relative to its root.
-    # Git ignores relative ceiling entries, and QA_HOME defaults to the relative `.qa`: resolve first.
-    cwd = cwd.resolve()
-    return {**os.environ, "GIT_CEILING_DIRECTORIES": str(cwd.parent), "GIT_CONFIG_NOSYSTEM": "1",
-            "HOME": str(cwd)}
+__all__ = ["VersionStore", "confined_task_path", "make_diff", "patch_paths", "task_path_allowed"]
 
 
 class VersionStore:
@@ -132,7 +64,7 @@ class VersionStore:
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.root))
         try:
-            _copy_files(src, tmp)
+            copy_task_files(src, tmp)
             got = content_hash(tmp)
             if got != version:
                 raise RuntimeError(f"snapshot of {src} hashes to {got}, expected {version}")
@@ -168,9 +100,9 @@ class VersionStore:
         work = Path(tempfile.mkdtemp(prefix=".patch-", dir=self.root))
         try:
             tree = work / "task"
-            _copy_files(parent_dir, tree)
+            copy_task_files(parent_dir, tree)
             proc = subprocess.run(["git", "apply", "--whitespace=nowarn", "-p1", "-"], input=diff, text=True,
-                                  cwd=tree, capture_output=True, env=_git_env(tree))
+                                  cwd=tree, capture_output=True, env=git_env(tree))
             if proc.returncode != 0:
                 raise PatchError(where, f"does not apply: {proc.stderr.strip() or proc.stdout.strip()}")
             changed = patch_paths(make_diff(parent_dir, tree))
@@ -200,7 +132,7 @@ class VersionStore:
         dest = Path(dest)
         if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
             raise InputError(str(dest), "exists and is not an empty directory; choose a new destination")
-        _copy_files(self.path(version), dest)
+        copy_task_files(self.path(version), dest)
         return dest
 
     def run_versions(self, run_id: str) -> list[VersionInfo]:

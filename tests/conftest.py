@@ -178,3 +178,28 @@ def page(browser):
     pg.on("pageerror", lambda e: pg.errors.append(f"pageerror: {e}"))
     yield pg
     pg.close()
+
+
+# --- the fast tier (issue 21) ----------------------------------------------------------------------------
+# `make test-fast` (scripts/test_fast.sh) sets QA_TEST_TIER=fast: only tests marked `fast` run, DOCKER_HOST points
+# at nothing and `qa` runs in-process (QA_SCHEDULER_MODE=local), so no Redis is started either. A fast test that
+# reaches for one of the heavy fixtures below fails at once with the reason, instead of waiting on a daemon.
+FAST = os.environ.get("QA_TEST_TIER") == "fast"
+HEAVY_FIXTURES = {"docker_client", "base_image", "docker_backend", "pg_server", "pg_url", "browser", "page"}
+
+
+def pytest_collection_modifyitems(config, items):
+    if not FAST:
+        return
+    keep = [i for i in items if i.get_closest_marker("fast")]
+    dropped = [i for i in items if not i.get_closest_marker("fast")]
+    config.hook.pytest_deselected(items=dropped)
+    items[:] = keep
+
+
+def pytest_runtest_setup(item):
+    if FAST:
+        heavy = sorted(HEAVY_FIXTURES & set(getattr(item, "fixturenames", ())))
+        if heavy:
+            pytest.fail(f"{item.nodeid} is marked fast but uses {', '.join(heavy)} (Docker, Postgres or Chromium)",
+                        pytrace=False)

@@ -7,6 +7,7 @@ place that installs newest versions, in a throwaway venv.
 
 from __future__ import annotations
 
+import pytest
 import re
 import tomllib
 from importlib.metadata import PackageNotFoundError, version
@@ -15,6 +16,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from qa_testkit import REPO
+
+pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
 
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.\-]*)(\[[^\]]*\])?==([^\s\\;]+)")
 

@@ -69,6 +69,7 @@ def source_copy(tmp_path) -> Path:
     return dest
 
 
+@pytest.mark.fast
 def test_regular_install_has_only_the_envqa_namespace(tmp_path, source_copy):
     python = _venv(tmp_path / "venv")
     _pip(python, str(source_copy))
@@ -81,6 +82,21 @@ def test_regular_install_has_only_the_envqa_namespace(tmp_path, source_copy):
         assert (site / "envqa" / sub / "__init__.py").is_file(), f"envqa.{sub} not installed"
     blank = site / "envqa" / "agents" / "generator_templates" / "blank"  # `qa new`'s template (issue 13)
     assert (blank / "solution" / "solve.sh").is_file() and (blank / "environment" / "Dockerfile").is_file()
+    # The scripts that run in sandboxes are package data (issue 21), read through the one loader from the wheel.
+    shipped = {p.name for p in (site / "envqa" / "agents" / "exploit_scripts").iterdir()}
+    assert {"harness_plant.sh", "workspace_conftest.sh", "reward_tamper.sh", "force_pass_plugin.py",
+            "leaked_answers.py", "verifier_helper.py", "wrap_tool.py", "network_fetch.py"} <= shipped, shipped
+    loaded = subprocess.run([str(python), "-c", "from envqa.agents import exploit_payloads as p; "
+                             "from envqa.core.package_scripts import read_script as r; "
+                             "print(len(p.LEAKED_ANSWERS), len(r('envqa.probes', 'scripts/image_scan.py')))"],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert loaded.returncode == 0 and "0" not in loaded.stdout.split(), loaded.stdout + loaded.stderr
+    # The registries' data (rules.toml, labels.toml) ships too: the catalogue loads from the wheel.
+    registry = subprocess.run([str(python), "-c", "from envqa.core import registry as r; "
+                               "print(len(r.RULES), len(r.LABELS))"], capture_output=True, text=True, cwd=tmp_path)
+    assert registry.returncode == 0, registry.stderr
+    rules, labels = map(int, registry.stdout.split())
+    assert rules >= 40 and labels >= 7, registry.stdout
     top = (site / [n for n in ours if n.endswith(".dist-info")][0] / "top_level.txt")
     if top.exists():
         assert top.read_text().split() == ["envqa"]

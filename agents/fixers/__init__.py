@@ -17,69 +17,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import jinja2
-
-from envqa.core.environment import Environment, load_environment
+# The families register themselves on import, in this order (the order they run in).
+from envqa.agents.fixers import conftest, helpers, leaks, pins, reward, runtime  # noqa: F401
+from envqa.agents.fixers.base import _FAMILIES, FixContext, FixerFamily, register_fixer, render_template
 from envqa.core.models import Finding, Severity
 
-TEMPLATES = Path(__file__).parent / "templates"
-
-
-@dataclass
-class FixContext:
-    """A mutable scratch copy of one version, with the findings that concern it."""
-
-    root: Path
-    findings: list[Finding]
-    # `pip freeze` of the parent's image, on demand (the pin fixer); None when no backend is at hand.
-    image_packages: Callable[[], dict[str, str]] | None = None
-
-    @property
-    def env(self) -> Environment:
-        return load_environment(self.root)
-
-    def rules(self) -> set[str]:
-        return {f.rule for f in self.findings}
-
-    def file(self, rel: str) -> Path:
-        return self.root / rel
-
-
-@dataclass
-class FixerFamily:
-    name: str
-    rules: tuple[str, ...]
-    precondition: Callable[[FixContext, list[Finding]], str | None]
-    apply: Callable[[FixContext, list[Finding]], str]  # edits ctx.root, returns the rationale
-    expected: Callable[[list[Finding]], list[str]] = lambda fs: [f"{f.rule} stays silent" for f in fs]
-
-
-_FAMILIES: list[FixerFamily] = []
-
-
-def register_fixer(name: str, rules: tuple[str, ...], *, precondition, expected=None):
-    def deco(fn):
-        _FAMILIES.append(FixerFamily(name=name, rules=rules, precondition=precondition, apply=fn,
-                                     **({"expected": expected} if expected else {})))
-        return fn
-    return deco
+__all__ = ["FixContext", "FixerFamily", "MechanicalFix", "actionable", "families", "fixable_rules",
+           "mechanical_fix", "register_fixer", "render_template"]
 
 
 def families() -> list[FixerFamily]:
-    from envqa.agents.fixers import conftest, helpers, leaks, pins, reward, runtime  # noqa: F401  (register)
-
     return list(_FAMILIES)
 
 
 def fixable_rules() -> dict[str, str]:
     """rule id -> fixer family name: the README's fixers table."""
     return {rule: fam.name for fam in families() for rule in fam.rules}
-
-
-def render_template(name: str, **variables) -> str:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined,
-                             keep_trailing_newline=True, autoescape=False)
-    return env.get_template(name).render(**variables)
 
 
 @dataclass

@@ -15,11 +15,12 @@ from __future__ import annotations
 import re
 import shlex
 
-from envqa.agents.fixers import FixContext, register_fixer
+from envqa.agents.fixers.base import FixContext, register_fixer
 from envqa.core.models import Finding
 from envqa.core.parsers.shell import Command, parse_script
+from envqa.core.registry import rules_fixed_by
 
-RULES = ("exploit-workspace-conftest",)
+RULES = rules_fixed_by("conftest")  # the rule registry's rows with fixer="conftest"
 PYTEST = re.compile(r"(?P<cmd>(?:python3?\s+-m\s+)?py\.?test\b)(?P<args>[^&|;]*)")
 COPY = re.compile(r"^\s*cp\s+(?:-\S+\s+)*(?P<src>/tests/\S*)\s+(?P<dst>\S+)\s*$")
 CD = re.compile(r"\bcd\s+(?P<dir>[^\s;&|]+)\s*(&&|;)\s*")

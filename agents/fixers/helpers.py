@@ -12,12 +12,13 @@ import re
 import shutil
 from pathlib import Path
 
-from envqa.agents.fixers import FixContext, register_fixer
+from envqa.agents.fixers.base import FixContext, register_fixer
 from envqa.agents.fixers.dockerfile import copy_target, instructions, remove, workdir_before
 from envqa.core.models import Finding
 from envqa.core.parsers.shell import parse_script
+from envqa.core.registry import rules_fixed_by
 
-RULES = ("exploit-verifier-helper", "verifier-runs-image-file")
+RULES = rules_fixed_by("helpers")  # exploit-verifier-helper, verifier-runs-image-file
 IMAGE_PATH = re.compile(r"(?:^|\s)(/[\w./+-]+) is in the image|overwrote (/[\w./+-]+)")
 
 

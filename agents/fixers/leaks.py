@@ -13,13 +13,14 @@ import re
 import shutil
 from pathlib import Path
 
-from envqa.agents.fixers import FixContext, register_fixer
+from envqa.agents.fixers.base import FixContext, register_fixer
 from envqa.agents.fixers.dockerfile import Instruction, copy_target, instructions, remove, workdir_before
 from envqa.core.models import Finding
+from envqa.core.registry import rules_fixed_by
 
 COPY_RULES = {"dockerfile-copies-solution": "solution", "dockerfile-copies-tests": "tests"}
-LEAK_RULES = ("exploit-leaked-answers", "solution-output-in-image", "test-literals-in-image")
-RULES = tuple(COPY_RULES) + LEAK_RULES
+RULES = rules_fixed_by("leaks")  # the rule registry's rows with fixer="leaks"
+LEAK_RULES = tuple(r for r in RULES if r not in COPY_RULES)  # leaked answers, solution outputs, test literals
 LEAKED_PATH = re.compile(r"(?:image file|copied|replaying leaked script|decrypted|found in)\s+(/[\w./+-]+)")
 
 

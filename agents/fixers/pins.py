@@ -11,13 +11,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from envqa.agents.fixers import FixContext, register_fixer
+from envqa.agents.fixers.base import FixContext, register_fixer
 from envqa.core.models import Finding
 from envqa.core.parsers.dockerfile import instruction_spans, parse_dockerfile
 from envqa.core.parsers.pip import pip_args, unpinned_packages
 from envqa.core.parsers.shell import logical_line_end, parse_script
+from envqa.core.registry import rules_fixed_by
 
-RULES = ("unpinned-python-dependency",)
+RULES = rules_fixed_by("pins")  # unpinned-python-dependency
 LOC = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+)")
 
 

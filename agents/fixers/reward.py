@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import re
 
-from envqa.agents.fixers import FixContext, register_fixer, render_template
+from envqa.agents.fixers.base import FixContext, register_fixer, render_template
 from envqa.core.models import Finding
+from envqa.core.registry import rules_fixed_by
 
-RULES = ("reward-written-unconditionally", "reward-not-written-on-failure", "exploit-reward-tamper", "nop-passes",
-         "verifier-error")
+RULES = rules_fixed_by("reward")  # the reward-writing flaws, and the nop-passes / verifier-error they cause
 CONSEQUENCES = {"nop-passes", "verifier-error"}  # fixed here only when a reward-writing flaw explains them
 WRITE = re.compile(r"""(?:echo|printf)\s+(?:-n\s+)?(["']?)(?P<value>[^\s"'>|;&]+)\1\s*>>?\s*["']?/logs/verifier/"""
                    r"""reward\.txt["']?""")
@@ -53,7 +53,7 @@ def precondition(ctx: FixContext, findings: list[Finding]) -> str | None:
             if w is None or w.group("value") not in SUCCESS | FAILURE:
                 return f"test.sh:{n} writes a computed or JSON reward; only literal 0/1 writes can be rewritten"
     rules = {f.rule for f in findings}
-    if rules & CONSEQUENCES and not rules & set(RULES[:3]):
+    if rules & CONSEQUENCES and not rules & (set(RULES) - CONSEQUENCES):
         return f"{', '.join(sorted(rules & CONSEQUENCES))} without a reward-writing flaw that explains it"
     if "reward-written-unconditionally" in rules:
         uncond = next((f for f in findings if f.rule == "reward-written-unconditionally"), None)

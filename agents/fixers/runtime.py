@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 
-from envqa.agents.fixers import FixContext, register_fixer
+from envqa.agents.fixers.base import FixContext, register_fixer
 from envqa.core.models import Finding
 from envqa.core.parsers.pip import pip_args
 from envqa.core.parsers.shell import Command, logical_line_end, parse_script
+from envqa.core.registry import rules_fixed_by
 
-INSTALL_RULES = ("verifier-installs-at-runtime",)
+INSTALL_RULES = rules_fixed_by("runtime-installs")  # verifier-installs-at-runtime
 APT = {"apt", "apt-get"}
 
 

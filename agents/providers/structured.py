@@ -16,6 +16,8 @@ from pydantic import BaseModel, Field, ValidationError
 from envqa.core.model_client import Message, ModelClient, ToolDef
 from envqa.agents.providers.errors import MalformedOutput
 from envqa.agents.providers.pricing import Spend
+from envqa.core.config import QAConfig
+from envqa.agents.providers import create_client
 
 M = TypeVar("M", bound=BaseModel)
 ANSWER_TOOL = "submit_answer"
@@ -73,9 +75,6 @@ def structured_job(args: dict, system: str, schema: type[M], max_tokens_of) -> d
     """The body of a structured call run as a queue job (reviser, generator): args carry the config as JSON,
     the model, the prompt and an optional prior transcript; provider errors propagate to the worker's policy.
     `max_tokens_of(config)` picks the caller's own output cap."""
-    from envqa.agents.providers import create_client
-    from envqa.core.config import QAConfig
-
     config = QAConfig.model_validate(args["config"])
     client = create_client(args["model"], config)
     prior = [Message.model_validate(m) for m in args.get("prior") or []]

@@ -12,8 +12,10 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Iterator
 
 import structlog
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
@@ -21,6 +23,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from envqa.core.errors import InputError
 from envqa.app.report_html.data import build_view, store_extras
 from envqa.core.layout import write_atomic
+from envqa.store.db import Store
+from envqa.store.postgres import store_exists
 
 log = structlog.get_logger(__name__)
 HERE = Path(__file__).parent
@@ -55,20 +59,36 @@ def render_report(report: dict, run_dir: Path, *, extras: dict | None = None, ea
 
 
 def report_json_path(config, run_id: str) -> Path:
+    """Where the run's report is exported (graphs/loop_report writes it next to the store's copy); qa reads
+    the store's copy, never this file."""
     return Path(config.runs_dir) / run_id / "report.json"
 
 
-def write_html_report(config, run_id: str, dest: Path | None = None, *, eager: bool = False) -> Path:
-    """Build runs/<run_id>/report.html (or `dest`) from report.json and the trials' artifacts."""
-    src = report_json_path(config, run_id)
-    if not src.is_file():
-        raise InputError(str(src), f"no report for run {run_id!r} (the run has not reached a report yet)")
+@contextmanager
+def report_store(config) -> Iterator[Store | None]:
+    """The store every report reader reads (runs.report_json, the trials' results), closed afterwards;
+    None when there is no store yet (reading never creates one)."""
+    if not store_exists(config.db_path):
+        yield None
+        return
+    store = Store(config.db_path)
     try:
-        report = json.loads(src.read_text())
-    except ValueError as e:
-        raise InputError(str(src), f"not valid JSON: {e}") from None
-    html = render_report(report, src.parent, extras=store_extras(config, run_id), eager=eager)
-    out = Path(dest) if dest else src.parent / "report.html"
+        yield store
+    finally:
+        store.close()
+
+
+def write_html_report(config, run_id: str, dest: Path | None = None, *, eager: bool = False) -> Path:
+    """Build runs/<run_id>/report.html (or `dest`) from the store's report and the trials' artifacts."""
+    with report_store(config) as store:
+        report = store.run_report(run_id) if store is not None else None
+        if report is None:
+            raise InputError(str(report_json_path(config, run_id)),
+                             f"no report for run {run_id!r} in the store (the run has not reached a report yet)")
+        extras = store_extras(store, run_id)
+    run_dir = Path(config.runs_dir) / run_id
+    html = render_report(report, run_dir, extras=extras, eager=eager)
+    out = Path(dest) if dest else run_dir / "report.html"
     write_atomic(out, html)
     return out
 
@@ -76,8 +96,9 @@ def write_html_report(config, run_id: str, dest: Path | None = None, *, eager: b
 def try_write_html_report(config, run_id: str) -> Path | None:
     """write_html_report for the runner: a report that cannot be drawn never fails the run."""
     try:
-        if not report_json_path(config, run_id).is_file():
-            return None
+        with report_store(config) as store:
+            if store is None or store.run_report(run_id) is None:
+                return None
         return write_html_report(config, run_id)
     except Exception as e:  # noqa: BLE001 - logged; the run's result stands without its HTML view
         log.warning("report_html.failed", run_id=run_id, error=f"{type(e).__name__}: {e}")

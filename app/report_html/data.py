@@ -1,4 +1,5 @@
-"""The report's data: report.json plus each trial's artifacts, normalised into one view model.
+"""The report's data: the store's report (runs.report_json) and trial results plus each trial's artifact
+files, normalised into one view model. Each trial's `result.json` on disk is an export: never read here.
 
 The report JSON grows while the loop is being built (versions, labels, coverage, proposals), so every
 key is optional here: a report with no `versions` is read as one version, a trial with no `label` is
@@ -13,9 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import structlog
-
-log = structlog.get_logger(__name__)
+from envqa.core.registry import LABEL_COLORS
 
 TEXT_LIMIT = 4000  # characters kept of one observation, message or artifact file (head + tail)
 FILE_LIMIT = 8000
@@ -64,9 +63,9 @@ def atif_steps(trajectory: dict) -> list[dict]:
     return steps
 
 
-def trial_trace(trial: dict, run_dir: Path) -> dict:
+def trial_trace(trial: dict, run_dir: Path, result: dict | None = None) -> dict:
     """Everything the trace viewer shows for one trial: ATIF steps (model agents) and the artifact files
-    (oracle output, exploit transcripts, verifier output, strace) with the result's error message."""
+    (oracle output, exploit transcripts, verifier output, strace) with the stored result's error message."""
     d = trial_dir(trial, run_dir)
     trace: dict[str, Any] = {"steps": [], "files": [], "notes": None, "error": None}
     traj = _read_json(d / "agent" / "trajectory.json")
@@ -74,7 +73,6 @@ def trial_trace(trial: dict, run_dir: Path) -> dict:
         trace["steps"] = atif_steps(traj)
         trace["notes"] = traj.get("notes")
         trace["final_metrics"] = traj.get("final_metrics")
-    result = _read_json(d / "result.json")
     if isinstance(result, dict):
         trace["error"] = result.get("error_message")
         trace["timings"] = result.get("timings")
@@ -89,14 +87,10 @@ def trial_trace(trial: dict, run_dir: Path) -> dict:
     return trace
 
 
-def _version_of_result(trial: dict, run_dir: Path) -> str | None:
-    result = _read_json(trial_dir(trial, run_dir) / "result.json")
-    return result.get("env_version") if isinstance(result, dict) else None
-
-
-def collect_trials(report: dict, run_dir: Path) -> list[dict]:
+def collect_trials(report: dict, results: dict[str, dict] | None = None) -> list[dict]:
     """Every trial of every version, once: the top-level list (current version) plus versions[].trials
-    when those are trial objects. Each gets its `version` (from the report, else its result.json)."""
+    when those are trial objects. Each gets its `version` (from the report, else its stored result)."""
+    results = results or {}
     seen: dict[str, dict] = {}
     for v in report.get("versions") or []:
         for t in v.get("trials") or [] if isinstance(v.get("trials"), list) else []:
@@ -112,7 +106,8 @@ def collect_trials(report: dict, run_dir: Path) -> list[dict]:
                 ids_by_version[t] = v.get("version")
     for tid, t in seen.items():
         t["version"] = (t.get("version") or t.get("env_version") or ids_by_version.get(tid)
-                        or _version_of_result(t, run_dir) or (report.get("environment") or {}).get("version"))
+                        or (results.get(tid) or {}).get("env_version")
+                        or (report.get("environment") or {}).get("version"))
     return list(seen.values())
 
 
@@ -157,27 +152,12 @@ def spend_rows(versions: list[dict], report: dict, proposals: list[dict]) -> lis
     return rows
 
 
-def store_extras(config, run_id: str) -> dict:
-    """Proposals (with gate results) and labels from the store, for reports that do not carry them."""
-    extras: dict[str, Any] = {"proposals": [], "labels": {}}
-    from envqa.store.postgres import store_exists
-
-    if not store_exists(config.db_path):
-        return extras
-    try:
-        from envqa.store.db import Store
-
-        store = Store(config.db_path)
-        try:
-            if hasattr(store, "proposals_for_run"):
-                extras["proposals"] = [p.model_dump(mode="json") for p in store.proposals_for_run(run_id)]
-            if hasattr(store, "labels_for_run"):
-                extras["labels"] = {k: v.public() for k, v in store.labels_for_run(run_id).items()}
-        finally:
-            store.close()
-    except Exception as e:  # the store is a bonus here; the report JSON is the source of truth
-        log.warning("report_html.store_unavailable", error=str(e))
-    return extras
+def store_extras(store, run_id: str) -> dict:
+    """From the store, besides the report: proposals (with gate results) and labels for reports that do not
+    carry them, and every trial's result (its error message and timings for the trace, its version)."""
+    return {"proposals": [p.model_dump(mode="json") for p in store.proposals_for_run(run_id)],
+            "labels": {k: v.public() for k, v in store.labels_for_run(run_id).items()},
+            "results": {t.trial_id: t.model_dump(mode="json") for t in store.trials_for_run(run_id)}}
 
 
 def merge_proposals(report: dict, stored: list[dict]) -> list[dict]:
@@ -200,13 +180,14 @@ def build_view(report: dict, run_dir: Path, extras: dict | None = None) -> tuple
     """(view model for the page, {trial_id: trace}) from a report and its run directory."""
     extras = extras or {}
     versions = normalise_versions(report)
-    trials = collect_trials(report, run_dir)
+    results = extras.get("results") or {}
+    trials = collect_trials(report, results)
     labels = extras.get("labels") or {}
     traces: dict[str, dict] = {}
     for t in trials:
         if not t.get("label") and t["trial_id"] in labels:
             t["label"] = labels[t["trial_id"]]
-        trace = trial_trace(t, run_dir)
+        trace = trial_trace(t, run_dir, results.get(t["trial_id"]))
         t["steps"] = len(trace["steps"])
         t["files"] = len(trace["files"])
         t.pop("artifacts_dir", None)
@@ -234,5 +215,6 @@ def build_view(report: dict, run_dir: Path, extras: dict | None = None) -> tuple
         "spend": spend_rows(versions, report, proposals), "budget_stop": (sweep or {}).get("budget_stop"),
         "awaiting_approval": bool(report.get("awaiting_approval")), "in_band": report.get("in_band"),
         "inconclusive": report.get("inconclusive") or [],
+        "label_colors": dict(LABEL_COLORS),  # the label registry's swatches (report.js reads them)
     }
     return view, traces

@@ -5,8 +5,7 @@
   const D = JSON.parse(document.getElementById("qa-data").textContent);
   const TRACES = JSON.parse(document.getElementById("qa-traces").textContent);
   const COLORS = ["#2456c5", "#d9480f", "#2b8a3e", "#862e9c", "#c2255c", "#0b7285", "#5c940d", "#e67700"];
-  const LABEL_COLORS = { capability: "#2b8a3e", legitimate: "#74b816", ambiguity: "#e67700", brittleness: "#c92a2a",
-    shortcut: "#862e9c", infra: "#868e96", unlabeled: "#ced4da" };
+  const LABEL_COLORS = D.label_colors || {};  // from the label registry (core/registry/labels.py)
   const SVGNS = "http://www.w3.org/2000/svg";
 
   function h(tag, attrs, ...kids) {

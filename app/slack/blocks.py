@@ -1,6 +1,6 @@
 """Block Kit for envqa's Slack messages: the approval request, its decided form, and thread follow-ups.
 
-Pure functions from notification payloads (app/notify.py kinds) to message dicts, so the layout can be
+Pure functions from notification payloads (envqa.core.notify kinds) to message dicts, so the layout can be
 read and tested without Slack. Slack limits a section's text to 3000 characters; long parts are cut with
 a note, and the full diff travels as a file instead (app/slack/notifier.py).
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from envqa.app.approval_prompt import spec_conflict_lines
 
 APPROVE_ACTION = "envqa_approve"
 REJECT_ACTION = "envqa_reject"
@@ -71,8 +72,6 @@ def gate_lines(gate: dict | None) -> str:
 
 def spec_conflict_text(proposal: dict) -> str:
     """Issue 13: the warning on a revision that contradicts the spec its task was generated from."""
-    from envqa.app.approval_prompt import spec_conflict_lines
-
     lines = spec_conflict_lines(proposal)
     return (":warning: *" + lines[0] + "*\n" + "\n".join(lines[1:])) if lines else ""
 

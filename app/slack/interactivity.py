@@ -5,7 +5,7 @@ Slack wants an answer within 3 seconds and retries otherwise, so the route only 
 older than 5 minutes refused), parses the payload and answers 200; a single decision thread then checks
 that the user may decide, records the decision (envqa.app.approvals.decide, idempotent: a retry or a double
 click answers "already approved by X" and changes nothing), updates the original message, and resumes
-the run (envqa.app.approvals.continue_run: an RQ continuation job when REDIS_URL is set, else a thread here).
+the run (envqa.app.resume.continue_run: an RQ continuation job when REDIS_URL is set, else a thread here).
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from envqa.app import approvals
+from envqa.app.resume import continue_run
 from envqa.core.config import QAConfig
 from envqa.app.slack.blocks import APPROVE_ACTION, REJECT_ACTION, decided_message
 from envqa.app.slack.client import describe, scrub, signing_secret, web_client, webhook_client
@@ -112,8 +114,6 @@ class Decider:
 
     # -- one click ------------------------------------------------------------------------------------------
     def handle(self, click: Click) -> None:
-        from envqa.app import approvals
-
         if not self.may_decide(click.user_id):
             log.info("slack_click_refused", run_id=click.run_id, user=click.user_id)
             return self._tell(click, "You are not one of this envqa's approvers (`[slack] approvers`), so your "
@@ -145,21 +145,17 @@ class Decider:
             log.warning("slack_update_failed", run_id=click.run_id, error=describe(e))
 
     def _resume(self, run_id: str) -> None:
-        from envqa.app import approvals
-
         detach = bool(os.environ.get("REDIS_URL"))
         if detach:  # the workers run the continuation; nothing long happens in this process
-            approvals.continue_run(self.config, run_id, detach=True)
+            continue_run(self.config, run_id, detach=True)
             return
         thread = threading.Thread(target=self._continue, args=(run_id,), name=f"envqa-resume-{run_id}", daemon=True)
         self.resumes.append(thread)
         thread.start()
 
     def _continue(self, run_id: str) -> None:
-        from envqa.app import approvals
-
         try:
-            approvals.continue_run(self.config, run_id, detach=False)
+            continue_run(self.config, run_id, detach=False)
         except BaseException as e:  # noqa: BLE001 - a failed resume is logged; `qa run --resume` retries it
             log.error("resume_failed", run_id=run_id, error=describe(e))
 

@@ -1,4 +1,4 @@
-"""The Slack notifier behind app/notify.py: posts the approval request and threads the follow-ups.
+"""The Slack notifier behind envqa.core.notify (registered at import, by the app): posts the approval request and threads the follow-ups.
 
 Why a background thread: a run must never wait on Slack. `SlackNotifier.__call__` only queues the
 message; one daemon thread per process delivers them in order (so a follow-up always finds the thread
@@ -17,7 +17,6 @@ Where messages go:
 from __future__ import annotations
 
 import atexit
-import json
 import queue
 import re
 import threading
@@ -31,14 +30,13 @@ import structlog
 from envqa.core.config import QAConfig
 from envqa.app.slack.blocks import approval_message, follow_up_text
 from envqa.app.slack.client import SlackUnavailable, describe, scrub, web_client
+from envqa.store.db import Store
 
 log = structlog.get_logger("envqa.app.slack")
 FailureRecorder = Callable[[QAConfig, str, str, dict, str], None]  # (config, run_id, kind, payload, error)
 
 
 def _open_store(config: QAConfig):
-    from envqa.store.db import Store
-
     return Store(config.db_path)
 
 
@@ -114,7 +112,7 @@ def flush(timeout: float) -> bool:
 
 
 class SlackNotifier:
-    """Registered by app/notify.py when `[slack] channel` is set."""
+    """What `notify_slack` sends through when `[slack] channel` is set."""
 
     def __init__(self, config: QAConfig, record_failure: FailureRecorder | None = None):
         self.config = config
@@ -157,7 +155,7 @@ class SlackNotifier:
         store = _open_store(self.config)
         if store.slack_message(run_id, f"proposal:{proposal_id}"):
             return  # already posted (a resumed graph re-notifies the same checkpoint)
-        message = approval_message(_with_report_facts(_named(store, payload)), self.settings.report_base_url)
+        message = approval_message(_with_report_facts(store, _named(store, payload)), self.settings.report_base_url)
         thread = store.slack_message(run_id, "thread")
         client = web_client(self.settings)
         extra = {"thread_ts": thread[1], "reply_broadcast": True} if thread else {}
@@ -194,15 +192,13 @@ class SlackNotifier:
         return outcome in self.settings.notify
 
 
-def _with_report_facts(payload: dict) -> dict:
-    """The checkpoint's report.json (written just before this notification) has the iteration and the
-    findings with their labels; the notification payload may not carry them."""
-    path = payload.get("report_path")
-    if ("iteration" in payload and "findings" in payload) or not path:
+def _with_report_facts(store, payload: dict) -> dict:
+    """The checkpoint's report (stored just before this notification) has the iteration and the findings
+    with their labels; the notification payload may not carry them."""
+    if ("iteration" in payload and "findings" in payload) or not payload.get("run_id"):
         return payload
-    try:
-        report = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
+    report = store.run_report(payload["run_id"])
+    if report is None:
         return payload
     pending = report.get("awaiting_approval") or {}
     return {"iteration": pending.get("iteration", report.get("iterations")), "findings": report.get("findings"),
@@ -225,7 +221,7 @@ def record_failure(config: QAConfig, run_id: str, kind: str, payload: dict, erro
 
 
 def notify_slack(config: QAConfig, kind: str, payload: dict) -> None:
-    """The entry point app/notify.py registers: queue the message and return at once."""
+    """What the Slack notifier registered by envqa.app.slack calls: queue the message and return at once."""
     SlackNotifier(config, record_failure)(kind, payload)
 
 

@@ -21,7 +21,7 @@ from envqa.core.config import QAConfig
 from envqa.core.environment import load_environment
 from envqa.core.models import Outcome, TrialResult
 from envqa.agents.analyst import AnalystJob, analyst_call_id
-from envqa.scheduler.calls import Call, run_calls
+from envqa.core.executor import LABEL_CALL, Call
 from envqa.scheduler.embedded import RedisServer, WorkerPool
 from envqa.scheduler.rq_executor import RQExecutor
 from envqa.scheduler.status import queue_status
@@ -36,9 +36,9 @@ ENV = EXAMPLES / "clean-wordfreq"
 def run_on_queues(executor, config: QAConfig, store: Store, jobs: list[AnalystJob]) -> list[str]:
     """The analyst's calls on their models' queues (as graphs/analyst_dispatch.py makes them); the trial ids
     still open at [analyst] wait_sec."""
-    calls = [Call(call_id=analyst_call_id(j.trial_id, j.model), model=j.model, func="envqa.agents.analyst.label_job",
+    calls = [Call(call_id=analyst_call_id(j.trial_id, j.model), model=j.model, func=LABEL_CALL,
                   args=j.model_dump(mode="json")) for j in jobs]
-    rows = run_calls(config, store, executor, calls, deadline_sec=config.analyst.wait_sec)
+    rows = executor.run_calls(calls, deadline_sec=config.analyst.wait_sec)
     return [j.trial_id for j, c in zip(jobs, calls) if rows[c.call_id]["status"] != "done"]
 
 

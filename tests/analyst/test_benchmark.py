@@ -7,6 +7,7 @@ same cases, exit 0 under a goal it meets and 1 under one it misses. No model at 
 
 from __future__ import annotations
 
+import pytest
 import json
 import subprocess
 import sys
@@ -16,6 +17,8 @@ from qa_testkit import REPO
 
 from . import scripts as s
 from .conftest import GOOD_KEY
+
+pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
 
 SET = REPO / "benchmarks" / "analyst_set"
 WRONG = {"ambiguity-decimals", "ambiguity-descending"}

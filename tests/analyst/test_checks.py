@@ -7,11 +7,14 @@ label never replaces a deterministic one, and a compressed trajectory keeps ever
 
 from __future__ import annotations
 
+import pytest
 from envqa.agents.analyst import AnalystAnswer, AnalystCitation, check_answer
 from envqa.agents.trace_view import CHARS_PER_TOKEN, compress
 from envqa.agents.trajectory import AtifToolCall, Observation, ObservationResult, Step, Trajectory, AgentInfo
 from envqa.core.models import Citation, TrialLabel
 from envqa.store.db import Store
+
+pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
 
 
 def _trajectory(n: int = 3, out: str = "ok") -> Trajectory:

@@ -9,6 +9,7 @@ cites a step that does not exist and is repaired; another keeps citing it and en
 
 from __future__ import annotations
 
+import pytest
 import json
 
 from qa_testkit import EXAMPLES, run_qa
@@ -76,6 +77,7 @@ def test_every_label_class_end_to_end(cli_env, tmp_path):
     assert oracle and all(lb["label"] == "legitimate" for lb in oracle)
 
 
+@pytest.mark.fast
 def test_rollup_noise_rule_on_a_mixed_sweep():
     """min_agreeing=2: ambiguity from 2 models is the task's; brittleness from one trial of one model is
     noise; a proven (deterministic) shortcut needs no vote; a one-model sweep counts when all agree."""

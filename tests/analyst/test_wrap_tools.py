@@ -13,6 +13,8 @@ from qa_testkit import EXAMPLES
 from envqa.core.environment import load_environment
 from envqa.core.wrap_tools import requested_tool_kinds, wrap_candidates, wrapped_tools
 
+pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
+
 ASKS = {
     "Write a compiler for a restricted subset of C at /app/cc.": "c-compiler",
     "Build a translator that turns programs in a restricted C dialect into Linux executables.": "c-compiler",

@@ -12,7 +12,9 @@ import pytest
 
 from envqa.core.adapter_passwords import DATA, known_passwords, keys_payload
 
-FIND_ARCHIVES = DATA.parent.parent / "probes" / "scripts" / "find_archives.py"
+pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
+
+FIND_ARCHIVES = DATA.parent.parent / "probes" / "scripts" / "image_scan.py"
 
 
 def test_every_published_password_names_the_repository_and_path_it_comes_from():
@@ -27,11 +29,11 @@ def test_every_published_password_names_the_repository_and_path_it_comes_from():
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="the Fernet body is checked with openssl")
 def test_the_opener_accepts_the_right_key_only(tmp_path):
-    """Run find_archives.py's opener on the host: a Fernet token with the TheAgentCompany key opens with it,
+    """Run image_scan.py's opener on the host: a Fernet token with the TheAgentCompany key opens with it,
     not with another published password, and a BrowseComp-style XOR file opens with the canary."""
     ns: dict = {}
     src = FIND_ARCHIVES.read_text()
-    exec(compile(src[:src.index("try:\n    KEYS")], str(FIND_ARCHIVES), "exec"), ns)  # the functions, not the scan
+    exec(compile(src, str(FIND_ARCHIVES), "exec"), ns)  # the functions: the scan itself runs only as __main__
     by_adapter = {p.adapter: p.value for p in known_passwords() if p.source}
     tac, canary = by_adapter["TheAgentCompany"], by_adapter["BrowseComp-Plus"]
     key = tac.encode().ljust(32, b"\0")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import json
 import os
 import signal
@@ -23,6 +24,7 @@ def _popen(args: list[str], env: dict) -> subprocess.Popen:
     return subprocess.Popen([QA, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.fast
 def test_docker_unreachable_exits_3_with_a_clear_message(tmp_path, qa_env):
     root = write_env(tmp_path / "env")
     env = dict(qa_env, DOCKER_HOST="unix:///nonexistent.sock")

@@ -3,6 +3,7 @@ and work against the real engine: an abortable /build post, and an exec's raw so
 
 from __future__ import annotations
 
+import pytest
 import io
 import json
 import socket
@@ -12,10 +13,12 @@ from envqa.sandbox import docker_adapter
 from envqa.sandbox.docker_sandbox import session_labels
 
 
+@pytest.mark.fast
 def test_the_installed_docker_py_has_every_internal_the_adapter_uses():
     assert docker_adapter.problems() == []
 
 
+@pytest.mark.fast
 def test_the_check_names_what_is_missing(monkeypatch):
     from docker.api.client import APIClient
 

@@ -10,13 +10,14 @@ import pytest
 
 from envqa.core.environment import load_environment
 from envqa.core.sandbox import ImageBuildError
-from envqa.sandbox.images import rewrite_dockerfile
+from envqa.core.image_map import rewrite_dockerfile
 from qa_testkit import wait_for
 
 MAP = {"debian:*": "envqa-base:bookworm", "debian": "envqa-base:bookworm", "python:3*": "envqa-base:bookworm",
        "ubuntu:*": "envqa-base:bookworm"}
 
 
+@pytest.mark.fast
 def test_plain_from_is_rewritten():
     text, rewrites, bases = rewrite_dockerfile("FROM debian:bookworm\nRUN true\n", MAP)
     assert text == "FROM envqa-base:bookworm\nRUN true\n"
@@ -24,18 +25,21 @@ def test_plain_from_is_rewritten():
     assert bases == ["envqa-base:bookworm"]
 
 
+@pytest.mark.fast
 def test_lowercase_from_and_docker_io_prefix():
     text, _, bases = rewrite_dockerfile("from docker.io/library/python:3.11-slim\n", MAP)
     assert text == "from envqa-base:bookworm\n"
     assert bases == ["envqa-base:bookworm"]
 
 
+@pytest.mark.fast
 def test_platform_flag_is_kept_and_image_rewritten():
     text, rewrites, _ = rewrite_dockerfile("FROM --platform=linux/amd64 ubuntu:22.04 AS base\n", MAP)
     assert text == "FROM --platform=linux/amd64 envqa-base:bookworm AS base\n"
     assert rewrites == [("ubuntu:22.04", "envqa-base:bookworm")]
 
 
+@pytest.mark.fast
 def test_multi_stage_names_are_not_mapped_or_counted_as_bases():
     src = ("FROM python:3.11 AS Build\nRUN echo build > /x\n"
            "FROM --platform=$BUILDPLATFORM build AS test\n"
@@ -50,12 +54,14 @@ def test_multi_stage_names_are_not_mapped_or_counted_as_bases():
     assert bases == ["envqa-base:bookworm", "envqa-base:bookworm"]
 
 
+@pytest.mark.fast
 def test_unmapped_images_are_left_alone():
     text, rewrites, bases = rewrite_dockerfile("FROM alpine:3.19\nFROM pythonista:1\n", MAP)
     assert text == "FROM alpine:3.19\nFROM pythonista:1\n"
     assert rewrites == [] and bases == ["alpine:3.19", "pythonista:1"]
 
 
+@pytest.mark.fast
 def test_empty_map_rewrites_nothing_and_keeps_text_byte_for_byte():
     src = "# comment\nFROM debian:bookworm\r\nRUN echo 'FROM debian'\n"
     text, rewrites, _ = rewrite_dockerfile(src, {})

@@ -139,6 +139,7 @@ def outcomes(tmp_path_factory):
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+@pytest.mark.fast
 def test_malformed_environment(case: Case, outcomes):
     root, lint, run, home = outcomes[case.id]
     assert lint.returncode == 2, lint.stderr
@@ -150,6 +151,7 @@ def test_malformed_environment(case: Case, outcomes):
     assert not home.exists(), f"a failed load left state behind: {sorted(p.name for p in home.rglob('*'))}"
 
 
+@pytest.mark.fast
 def test_env_dir_is_a_file(tmp_path, qa_env):
     path = tmp_path / "task.toml"
     path.write_text('version = "1.0"\n')
@@ -160,6 +162,7 @@ def test_env_dir_is_a_file(tmp_path, qa_env):
     assert not Path(qa_env["QA_HOME"]).exists()
 
 
+@pytest.mark.fast
 def test_env_dir_does_not_exist(tmp_path, qa_env):
     path = tmp_path / "nowhere"
     res = run_qa(["run", str(path)], qa_env, timeout=60)
@@ -167,6 +170,7 @@ def test_env_dir_does_not_exist(tmp_path, qa_env):
     assert not Path(qa_env["QA_HOME"]).exists()
 
 
+@pytest.mark.fast
 def test_lint_json_reports_the_error(tmp_path, qa_env):
     import json
 
@@ -178,6 +182,7 @@ def test_lint_json_reports_the_error(tmp_path, qa_env):
     assert doc["ok"] is False and "environment.cpus" in doc["error"]
 
 
+@pytest.mark.fast
 def test_resume_of_unknown_run_is_an_input_error(qa_env):
     res = run_qa(["run", ".", "--resume", "run-does-not-exist"], qa_env, timeout=60)
     assert res.returncode == 2 and "run-does-not-exist" in res.stderr

@@ -6,6 +6,8 @@ import pytest
 
 from envqa.core.rewards import VerifierError, parse_pytest, parse_reward_files, parse_reward_json, parse_reward_txt
 
+pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
+
 
 @pytest.mark.parametrize("text,expected", [
     ("1", 1.0), ("0", 0.0), ("0.5\n", 0.5), ("  1.0  \n\n", 1.0), ("1e0", 1.0), ("-0.25", -0.25),

@@ -82,6 +82,7 @@ def test_a_generator_that_never_passes_stops_after_max_repairs_and_writes_nothin
     assert not any((tmp_path / qa_env["QA_HOME"] / "generated").glob("*/*"))
 
 
+@pytest.mark.fast
 def test_no_generator_model_is_an_input_error_naming_the_setting(qa_env, tmp_path):
     write_spec(tmp_path / "spec")
     for args in (["generate", "spec"], ["run", "spec"]):
@@ -90,6 +91,7 @@ def test_no_generator_model_is_an_input_error_naming_the_setting(qa_env, tmp_pat
     assert not list(tmp_path.glob("spec-task*"))
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("path", ["../escape.txt", "/etc/escape.txt", "environment/../../escape.txt",
                                   "notes/escape.txt", ".git/hooks/escape.txt"])
 def test_a_path_outside_the_task_is_refused_before_anything_is_written(tmp_path, path):

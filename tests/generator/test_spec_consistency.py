@@ -7,6 +7,7 @@ local fake provider) and a deterministic comparison of parent and candidate agai
 
 from __future__ import annotations
 
+import pytest
 import json
 
 from qa_testkit import open_report, run_qa, write_files
@@ -42,6 +43,7 @@ def revision(edits: dict, verdict: dict | None, why: str = "harder hidden checks
     return {"tool_calls": [{"name": "submit_answer", "arguments": args}], "usage": {"input": 2000, "output": 400}}
 
 
+@pytest.mark.fast
 def test_the_deterministic_check_flags_what_drops_the_specs_words(tmp_path):
     parent = write_files(tmp_path / "v1", {**GOOD, "task.toml": SPEC_TOML})
     assert set(spec_literals(SPEC)) == {"/app/out.txt", "hello"}
@@ -68,6 +70,7 @@ def test_the_deterministic_check_flags_what_drops_the_specs_words(tmp_path):
     assert check_revision(write_files(tmp_path / "plain", GOOD), parent) is None
 
 
+@pytest.mark.fast
 def test_the_reviser_must_give_its_spec_verdict_and_a_contradiction_is_flagged(fake_provider, provider_env, tmp_path):
     """The verdict is required for a spec'd task (an answer without it is sent back), and the model's
     'contradicts' flags a proposal the deterministic check finds nothing wrong with."""
@@ -82,7 +85,7 @@ def test_the_reviser_must_give_its_spec_verdict_and_a_contradiction_is_flagged(f
     config = fast_config(tmp_path / "home", **{"reviser.model": REVISER})
     task = write_files(tmp_path / "task", {**GOOD, "task.toml": SPEC_TOML})
     version = VersionStore(config, Store(config.db_path)).snapshot(task, run_id="spec-1").version
-    finding = Finding(rule="instruction-ambiguous", label=Label.AMBIGUITY, severity=Severity.WARNING,
+    finding = Finding(rule="verifier-timing-dependent", label=Label.AMBIGUITY, severity=Severity.WARNING,
                       message="trailing newline unclear", location="instruction.md")
     with run_deps(config) as deps:
         out = revise_node(deps, {"run_id": "spec-1", "version": version, "findings": [finding.model_dump(mode="json")]})
@@ -96,6 +99,7 @@ def test_the_reviser_must_give_its_spec_verdict_and_a_contradiction_is_flagged(f
         proposal.model_dump(mode="json"))[1]
 
 
+@pytest.mark.fast
 def test_the_slack_message_carries_the_warning():
     flagged = Proposal(proposal_id="p-1", run_id="r", parent_version="v1", diff="", author="model:m",
                        spec_check=SpecCheck(flagged=True, model=SpecConsistency(verdict="consistent"),

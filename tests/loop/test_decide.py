@@ -10,6 +10,8 @@ from envqa.graphs.loop_report import verdict_of
 from envqa.core.models import TrialLabel, TrialResult
 from envqa.core.stats import summarize, wilson
 
+pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
+
 
 def sweep(per_model: dict[str, tuple[int, int]], band=(0.10, 0.30)) -> dict:
     """A sweep report as graphs/sweep.py writes it: per model (passes, n), pooled, with Wilson intervals."""

@@ -73,6 +73,7 @@ def test_build_failure_without_a_swap_stays_a_finding(tmp_path, qa_env, base_ima
     assert [f["rule"] for f in report["findings"]] == ["image-build-failed"]
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("command", ["run", "lint"])
 def test_json_on_a_malformed_task_is_one_object_with_error(tmp_path, qa_env, command):
     env = write_env(tmp_path / "task", task_toml='version = "1.0"\n[agent]\ntimeout_secs = 5\n')
@@ -85,6 +86,7 @@ def test_json_on_a_malformed_task_is_one_object_with_error(tmp_path, qa_env, com
     assert "task.toml" in res.stderr  # the message for a person stays on stderr
 
 
+@pytest.mark.fast
 def test_json_on_a_missing_directory_is_one_object_with_error(tmp_path, qa_env):
     res = run_qa(["run", str(tmp_path / "nope"), "--json"], qa_env)
     assert res.returncode == 2

@@ -18,6 +18,7 @@ def words(script: str, reachable_only: bool = True) -> list[list[str]]:
     return [c.words for c in parse_script(script) if c.reachable or not reachable_only]
 
 
+@pytest.mark.fast
 def test_operators_pipes_and_redirections_split_commands():
     got = words("pip install -q pytest==9.0.3 2>/dev/null || true\n"
                 "a && b; c | d >> /tmp/out 2>&1\n")
@@ -26,6 +27,7 @@ def test_operators_pipes_and_redirections_split_commands():
     assert cmd.redirects == [(">", "/dev/null")] and cmd.line == 1
 
 
+@pytest.mark.fast
 def test_line_continuations_heredocs_and_sh_c():
     script = ("#!/bin/bash\n"
               "pip install \\\n    requests \\\n    numpy==1.26.4\n"
@@ -41,6 +43,7 @@ def test_line_continuations_heredocs_and_sh_c():
     assert by_name["uvx"].line == 8 and by_name["/usr/bin/grep"].line == 8  # inner commands of `bash -c "…"`
 
 
+@pytest.mark.fast
 def test_statically_unreachable_commands():
     script = ("if false; then /app/never1.sh; fi\n"
               "false && /app/never2.sh\n"
@@ -56,6 +59,7 @@ def test_statically_unreachable_commands():
                      "/app/never4.sh": False, "/app/yes1.sh": True, "/app/yes2.sh": True, "/app/never5.sh": False}
 
 
+@pytest.mark.fast
 def test_fallback_when_bashlex_refuses_case_and_arithmetic():
     script = ("#!/bin/bash\n"
               "case \"$1\" in\n  fast) /app/fast.sh ;;\n  *) /app/slow.sh ;;\nesac\n"
@@ -71,6 +75,7 @@ def test_fallback_when_bashlex_refuses_case_and_arithmetic():
     assert cmds["/app/slow.sh"].line == 4
 
 
+@pytest.mark.fast
 def test_dockerfile_stages_args_env_mounts_exec_form_and_heredoc(tmp_path):
     df = tmp_path / "Dockerfile"
     df.write_text("ARG PY=3.11\n"
@@ -100,6 +105,7 @@ def pin_messages(tmp_path, dockerfile: str = "FROM debian:bookworm\n", test_sh: 
     return [f"{f.location} {f.message}" for f in static_findings(env) if f.rule == "unpinned-python-dependency"]
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("line", [
     "RUN pip install -q pytest==9.0.3 2>/dev/null || true",
     "RUN pip install -r /tmp/requirements.txt -c constraints.txt && pip install ./local-pkg /wheels/x.whl",
@@ -111,6 +117,7 @@ def test_pinned_idioms_are_not_flagged(tmp_path, line):
     assert pin_messages(tmp_path, f"FROM debian:bookworm\n{line}\n") == []
 
 
+@pytest.mark.fast
 def test_unpinned_package_behind_or_true_is_still_found(tmp_path):
     got = pin_messages(tmp_path, "FROM debian:bookworm\nRUN pip install -q requests 2>/dev/null || true\n",
                        test_sh="#!/bin/bash\nif false; then pip install never-runs; fi\nuv add flask==3.0.0 click\n")
@@ -120,6 +127,7 @@ def test_unpinned_package_behind_or_true_is_still_found(tmp_path):
                    "release comes out"]
 
 
+@pytest.mark.fast
 def test_runtime_fetch_severity_follows_the_task_network(tmp_path):
     script = "#!/bin/bash\ncurl -LsSf https://astral.sh/uv/install.sh | sh\necho 1 > /logs/verifier/reward.txt\n"
     closed = load_environment(write_env(tmp_path / "closed", {"tests/test.sh": script}))
@@ -131,6 +139,7 @@ def test_runtime_fetch_severity_follows_the_task_network(tmp_path):
     assert sev == {"closed": ["warning"], "open": ["info"]}
 
 
+@pytest.mark.fast
 def test_verifier_commands_skip_unreachable_lines_and_look_into_sh_c(tmp_path):
     env = load_environment(write_env(tmp_path, {"tests/test.sh": (
         "#!/bin/bash\n"

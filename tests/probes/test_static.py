@@ -16,10 +16,12 @@ def rules(env_dir, **kw) -> list[str]:
     return sorted(f.rule for f in static_findings(load_environment(env_dir), **kw))
 
 
+@pytest.mark.fast
 def test_base_environment_is_clean(tmp_path):
     assert rules(write_env(tmp_path)) == []
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("script,rule", [
     ("#!/bin/bash\nmkdir -p /logs/verifier\n[ -f /app/out.txt ] && echo 1 > /logs/verifier/reward.txt\n",
      "reward-not-written-on-failure"),
@@ -34,6 +36,7 @@ def test_reward_and_runtime_rules(tmp_path, script, rule):
     assert rule in rules(write_env(tmp_path, tests__test_sh=script))
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("script", [
     # 0 first, 1 only on success: the usual correct shape.
     "#!/bin/bash\necho 0 > /logs/verifier/reward.txt\npytest /tests && echo 1 > /logs/verifier/reward.txt\n",
@@ -48,6 +51,7 @@ def test_correct_reward_shapes_are_quiet(tmp_path, script):
     assert rules(write_env(tmp_path, tests__test_sh=script)) == []
 
 
+@pytest.mark.fast
 def test_unpinned_pip_in_dockerfile_and_requirements(tmp_path):
     env = write_env(tmp_path, environment__Dockerfile="FROM debian:bookworm\nRUN pip install requests numpy==1.26.4\n",
                     environment__requirements_txt="flask\nclick==8.1.7\n# a comment\n")
@@ -56,6 +60,7 @@ def test_unpinned_pip_in_dockerfile_and_requirements(tmp_path):
     assert "requests" in found[0].message and "numpy" not in found[0].message
 
 
+@pytest.mark.fast
 def test_compose_privileged_and_bind_mounts(tmp_path):
     compose = ("services:\n  main:\n    build: .\n    privileged: true\n    volumes:\n"
                "      - ./data:/data\n      - ./ro:/ro:ro\n      - /var/run/docker.sock:/var/run/docker.sock\n"
@@ -67,6 +72,7 @@ def test_compose_privileged_and_bind_mounts(tmp_path):
     assert mounts == ["./data:/data", "/var/run/docker.sock:/var/run/docker.sock"]
 
 
+@pytest.mark.fast
 def test_opt_in_rules_only_when_asked(tmp_path):
     env = write_env(tmp_path, environment__Dockerfile="FROM ubuntu\nWORKDIR /app\n")
     assert rules(env) == []
@@ -75,6 +81,7 @@ def test_opt_in_rules_only_when_asked(tmp_path):
     assert rules(pinned, root_agent=True, unpinned_base=True) == []
 
 
+@pytest.mark.fast
 def test_qa_lint_json_reports_file_and_line(qa_env):
     res = run_qa(["lint", str(EXAMPLES / "reward-tamper"), "--json"], qa_env)
     assert res.returncode == 1, res.stderr
@@ -86,6 +93,7 @@ def test_qa_lint_json_reports_file_and_line(qa_env):
     assert clean.returncode == 0 and json.loads(clean.stdout) == {"ok": True, "findings": []}
 
 
+@pytest.mark.fast
 def test_qa_lint_bad_task_toml_is_exit_2(tmp_path, qa_env):
     env = write_env(tmp_path, task_toml='version = "1.0"\n[agent]\ntimeout_secs = 5\n')
     res = run_qa(["lint", str(env), "--json"], qa_env)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
 from envqa.core.models import Phase
-from envqa.sandbox.strace import parse_strace
+from envqa.core.strace import parse_strace
 
 from .conftest import EXAMPLES
 
@@ -20,6 +21,7 @@ SAMPLE = '''\
 '''
 
 
+@pytest.mark.fast
 def test_parse_keeps_only_what_rules_use():
     events = parse_strace(SAMPLE)
     kinds = [(e.kind, e.path or e.address) for e in events]
@@ -38,7 +40,7 @@ def test_parse_keeps_only_what_rules_use():
 
 def test_exploit_trace_proves_agent_phase_write_under_logs_verifier(probe_ctx):
     """Must-show: the reward-tamper exploit, run as a real trial under host strace."""
-    from envqa.agents.base import create_agent
+    from envqa.agents.catalog import create_agent
     from envqa.agents import exploits  # noqa: F401  (registers the exploit agents)
     from envqa.probes.strace_rules import verifier_log_writes
 
@@ -67,13 +69,14 @@ def test_oracle_trace_has_no_agent_phase_verifier_writes(probe_ctx):
     assert pass_findings(trial, ctx.env.instruction, "the oracle") == []
 
 
+@pytest.mark.fast
 def test_finding_evidence_keeps_only_relevant_connects():
     """A conftest or reward finding lists no connect() at all; a network finding lists the real connects,
     never the resolver's own (port 53) noise."""
     from envqa.core.models import Outcome, TrialResult
     from envqa.probes.base import HuntTrial
     from envqa.probes.strace_rules import strace_evidence
-    from envqa.sandbox.strace import StraceEvent
+    from envqa.core.strace import StraceEvent
 
     trial = HuntTrial(result=TrialResult(trial_id="t", run_id="r", env_version="v", agent="x", outcome=Outcome.PASS),
                       events=[StraceEvent(ts=1.0, pid=7, kind="connect", address="127.0.0.11:53", ok=True),

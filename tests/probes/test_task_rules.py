@@ -11,6 +11,8 @@ from envqa.probes.static import static_findings
 
 from .conftest import EXAMPLES, expected, run_qa, write_env
 
+pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
+
 
 def by_rule(env_dir) -> dict[str, str]:
     return {f.rule: f.severity for f in static_findings(load_environment(env_dir))}

@@ -12,6 +12,8 @@ from envqa.core.errors import (ContextTooLong, InputError, ProviderAuthError, Pr
 
 from .conftest import GOOD_KEY, OPENAI_KEY
 
+pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
+
 PROVIDERS = ["anthropic", "openai"]
 BASH = ToolDef(name="bash", description="run", parameters={"type": "object", "properties": {"command": {"type": "string"}},
                                                            "required": ["command"]})

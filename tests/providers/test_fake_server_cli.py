@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
 import socket
 import subprocess
 import sys
 import time
 
 import openai
+
+pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
 
 
 def free_port() -> int:

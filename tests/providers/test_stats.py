@@ -9,6 +9,8 @@ import pytest
 
 from envqa.core.stats import BandDecision, StopRule, band_of_interval, beta_cdf, pass_at_k, summarize, wilson
 
+pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
+
 
 def test_wilson_matches_known_values():
     lo, hi = wilson(0, 10, 0.95)

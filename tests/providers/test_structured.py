@@ -10,6 +10,8 @@ from envqa.agents.providers.errors import MalformedOutput
 from envqa.agents.providers.structured import ANSWER_TOOL, structured_call
 from envqa.core.config import load_config
 
+pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
+
 PROVIDERS = ["anthropic", "openai"]
 
 

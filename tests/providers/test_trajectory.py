@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 import json
 
 from envqa.agents.trajectory import (AgentInfo, AtifToolCall, FinalMetrics, Observation, ObservationResult,
                                      Redactor, StepMetrics, TrajectoryWriter, read_final_metrics)
+
+pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
 
 SECRET = "my-custom-secret-value-42"
 

@@ -9,7 +9,7 @@ from envqa.core.config import QAConfig
 from envqa.graphs.revise import gate_node, revise_node
 from envqa.graphs.run_graph import RunDeps
 from envqa.app.runner import execute_run, make_backend
-from envqa.scheduler.executors import open_executor
+from envqa.app.executors import open_executor
 from envqa.store.db import Store
 from envqa.store.versions import VersionStore
 
@@ -30,7 +30,8 @@ def run_deps(config: QAConfig):
     backend = make_backend(config)
     store = Store(config.db_path)
     with open_executor(config, backend, store) as executor:
-        yield RunDeps(config=config, store=store, backend=backend, executor=executor)
+        yield RunDeps(config=config, store=store, versions=VersionStore(config, store), backend=backend,
+                      executor=executor)
 
 
 def loop_state(config: QAConfig, env_dir: Path, run_id: str) -> dict:

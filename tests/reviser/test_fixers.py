@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 import subprocess
 
 from envqa.agents.fixers import fixable_rules, mechanical_fix
 from envqa.core.models import Finding, Label, Severity
 from tests.reviser.conftest import write_task
+
+pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
 
 
 def finding(rule: str, location: str | None = None, *evidence: str) -> Finding:

@@ -3,11 +3,14 @@ readings got wrong. Files only, no Docker."""
 
 from __future__ import annotations
 
+import pytest
 from envqa.agents.fixers import mechanical_fix
 from envqa.probes.lint import lint_structure
 from envqa.core.environment import load_environment
 from tests.reviser.conftest import write_task
 from tests.reviser.test_fixers import finding
+
+pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
 
 HEREDOC_AND_CHOWN = ("FROM debian:bookworm\nWORKDIR /app\nARG SOL=solution\n"
                      "RUN apt-get update && \\\n# a comment inside the continuation\n    apt-get install -y curl\n"

@@ -21,7 +21,8 @@ from tests.reviser.conftest import TASK, write_task
 from tests.reviser.kit import fast_config, run_deps
 
 MODEL = "anthropic/claude-reviser-test"
-AMBIGUOUS = Finding(rule="instruction-ambiguous", label=Label.AMBIGUITY, severity=Severity.WARNING,
+AMBIGUOUS = Finding(rule="verifier-timing-dependent",  # any registered rule the candidate does not fire
+                    label=Label.AMBIGUITY, severity=Severity.WARNING,
                     message="the instruction does not say whether a trailing newline is allowed",
                     evidence=["solver trials failed on the newline"], location="instruction.md")
 CLEAR = "Write /app/out.txt containing hello (a trailing newline is fine).\n"
@@ -31,7 +32,7 @@ STRICT_TEST = ('#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/re
 
 def answer(edits: dict, why: str = "clarify") -> dict:
     return {"tool_calls": [{"name": "submit_answer", "arguments": {
-        "edits": [{"path": p, "content": c} for p, c in edits.items()], "addresses": ["instruction-ambiguous"],
+        "edits": [{"path": p, "content": c} for p, c in edits.items()], "addresses": ["verifier-timing-dependent"],
         "rationale": why, "expected_effect": ["oracle still passes"]}}], "usage": {"input": 900, "output": 300}}
 
 
@@ -73,6 +74,7 @@ def test_a_proposal_that_breaks_the_oracle_is_rejected_then_repaired(fake_provid
     assert second_request["messages"] == 3 and "oracle" in second_request["last"], second_request
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("escape", ["../../{name}", "./../../tests/{name}", "./tests/../../{name}"])
 def test_an_edit_outside_the_task_is_refused(fake_provider, provider_env, tmp_path, escape):
     """`./../../tests/x` once passed the check as `tests/x` (a careless strip of `./`) and was written two
@@ -152,7 +154,7 @@ def _regrade_breaks_a_solver_pass(tmp_path, config) -> None:
 
 def test_a_429_on_the_reviser_model_parks_only_its_queue(fake_provider, provider_env, tmp_path, monkeypatch):
     from envqa.agents.reviser import ask_reviser
-    from envqa.scheduler.executors import open_executor
+    from envqa.app.executors import open_executor
 
     srv = fake_provider({"models": {
         "claude-reviser-test": {"turns": [answer({"instruction.md": CLEAR})],
@@ -164,10 +166,10 @@ def test_a_429_on_the_reviser_model_parks_only_its_queue(fake_provider, provider
     with open_executor(config, None, store) as executor:
         box: dict = {}
         t = threading.Thread(target=lambda: box.update(r=ask_reviser(
-            config, store, executor, run_id="llm-4", model=MODEL, prompt="clarify please")))
+            config, executor, run_id="llm-4", model=MODEL, prompt="clarify please")))
         t.start()
         wait_for(lambda: executor.conn.get(Keys.parked("anthropic/claude-reviser-test")), 20, "the reviser queue parked")
-        other, _ = ask_reviser(config, store, executor, run_id="llm-4", model="anthropic/other-model", prompt="x")
+        other, _ = ask_reviser(config, executor, run_id="llm-4", model="anthropic/other-model", prompt="x")
         # The other model's call finished while the reviser's queue was still parked: it did not wait for it.
         assert executor.conn.get(Keys.parked("anthropic/claude-reviser-test")), "the other model waited out the park"
         assert executor.conn.get(Keys.parked("anthropic/other-model")) is None
@@ -176,6 +178,7 @@ def test_a_429_on_the_reviser_model_parks_only_its_queue(fake_provider, provider
     assert box["r"][1]["input_tokens"] == 900 and other.edits
 
 
+@pytest.mark.fast
 def test_the_reviser_spend_counts_against_the_budget(fake_provider, provider_env, tmp_path):
     """One budget for the run: the reviser's own spend stops its next call, and decide's cap counts it too
     (graphs/spend.py), so a run whose sweep was cheap still stops when its revisions were not."""

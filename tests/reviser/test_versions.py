@@ -48,6 +48,7 @@ def test_same_patch_on_same_parent_is_the_same_version_and_builds_nothing(versio
     assert built_again is False
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("diff, problem", [
     ("--- a/Makefile\n+++ b/Makefile\n@@ -0,0 +1 @@\n+x\n", "outside the task's files"),
     ("--- a/tests/../../evil.sh\n+++ b/tests/../../evil.sh\n@@ -0,0 +1 @@\n+x\n", "outside the task's files"),
@@ -95,6 +96,7 @@ def test_a_reviser_model_without_its_key_fails_fast(qa_env, tmp_path):
     assert out.returncode == 2 and "ANTHROPIC_API_KEY" in out.stderr, out.stderr[-500:]
 
 
+@pytest.mark.fast
 def test_a_patch_applies_when_qa_home_is_relative_inside_the_users_git_checkout(qa_config, tmp_path, monkeypatch):
     """QA_HOME defaults to the relative `.qa` in the user's checkout (git-ignored there): `git apply` runs in a
     temp tree inside that repository, and the patched version must hold the change, the checkout nothing."""

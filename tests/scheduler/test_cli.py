@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import signal
 import subprocess
 import time
@@ -11,16 +12,19 @@ from qa_testkit import store_rows
 from .conftest import QA, copy_example, run_qa, wait_for, workers_with_home
 
 
+@pytest.mark.fast
 def test_queues_without_redis_url_says_what_to_set(qa_env, tmp_path):
     out = run_qa(["queues", "--json"], qa_env, timeout=60, cwd=tmp_path)
     assert out.returncode == 2 and "REDIS_URL" in out.stderr
 
 
+@pytest.mark.fast
 def test_worker_rejects_a_malformed_queue_name(qa_env, tmp_path):
     out = run_qa(["worker", "--queues", "gpt5", "--url", "redis://127.0.0.1:1/0"], qa_env, timeout=60, cwd=tmp_path)
     assert out.returncode == 2 and "--queues" in out.stderr and "provider/model" in out.stderr
 
 
+@pytest.mark.fast
 def test_worker_rejects_a_bad_limit_flag(qa_env, tmp_path):
     out = run_qa(["worker", "--limit", "openai/gpt-5=zero", "--url", "redis://127.0.0.1:1/0"], qa_env,
                  timeout=60, cwd=tmp_path)

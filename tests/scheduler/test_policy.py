@@ -12,6 +12,8 @@ from envqa.core.policy import Action, backoff, decide
 from envqa.core.queues import normalize_queue, queue_for_model, queue_settings
 from envqa.store.db import Store
 
+pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
+
 
 def test_model_names_normalise_to_one_queue():
     assert normalize_queue(" Anthropic/Claude-Sonnet-4-5 ") == "anthropic/claude-sonnet-4-5"

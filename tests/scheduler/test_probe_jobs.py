@@ -56,7 +56,9 @@ def _summary(report: dict, home_trials: dict[str, dict], calls: list[dict]) -> d
 
 
 def _trials(home) -> dict[str, dict]:
-    return {r["trial_id"]: r for r in store_rows(home, "SELECT trial_id, env_version, agent, outcome FROM trials")}
+    """The store's trial rows, each with its outcome read from its result (result_json is the one copy)."""
+    rows = store_rows(home, "SELECT trial_id, env_version, agent, result_json FROM trials")
+    return {r["trial_id"]: {**r, "outcome": json.loads(r["result_json"] or "{}").get("outcome")} for r in rows}
 
 
 def test_hunt_and_gate_probes_run_on_a_worker_with_the_same_findings_as_local(tmp_path, qa_env, base_image,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import io
 
 from rich.console import Console
@@ -9,6 +10,8 @@ from rich.progress import Progress
 
 from envqa.core.models import Outcome, TrialResult, TrialSpec
 from envqa.app.runner import ProgressView
+
+pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
 
 
 def test_the_trials_bar_counts_up_to_the_announced_total():

@@ -23,10 +23,12 @@ from envqa.scheduler.embedded import RedisServer
 from envqa.scheduler.worker import QAWorker
 
 
+@pytest.mark.fast
 def test_the_installed_rq_has_every_internal_the_adapter_uses():
     assert rq_adapter.problems() == []
 
 
+@pytest.mark.fast
 def test_the_check_catches_a_signature_change_like_rq_3s(monkeypatch):
     # rq 3's handle_job_success(job, queue, started_job_registry, execution): shown as if we still passed 2
     monkeypatch.setattr(rq_adapter, "REQUIRED", [(SimpleWorker, "handle_job_success", ("job", "queue"))])

@@ -3,6 +3,7 @@ both end the run with exit 3 and a message that says what to look at."""
 
 from __future__ import annotations
 
+import pytest
 import time
 from pathlib import Path
 
@@ -50,6 +51,7 @@ def test_qa_run_with_no_worker_on_redis_exits_3_after_the_stall_timeout_naming_t
     assert "qa worker --queues sandbox" in out.stderr
 
 
+@pytest.mark.fast
 def test_a_bad_stall_timeout_is_a_usage_error(tmp_path, qa_env):
     env_dir = copy_example("clean-wordfreq", tmp_path)
     out = run_qa(["run", str(env_dir), "--stall-timeout", "-1"], qa_env, timeout=60, cwd=tmp_path)

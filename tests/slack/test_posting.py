@@ -46,6 +46,7 @@ def slack_env(monkeypatch):
     monkeypatch.setenv("SLACK_SIGNING_SECRET", SIGNING_SECRET)
 
 
+@pytest.mark.fast
 def test_approval_message_diff_file_and_thread(tmp_path, fake_slack, slack_env):
     cfg = _config(tmp_path, fake_slack)
     notify = SlackNotifier(cfg)
@@ -88,6 +89,7 @@ def test_approval_message_diff_file_and_thread(tmp_path, fake_slack, slack_env):
     assert len(fake_slack.calls_to("chat.postMessage", ok_only=True)) == 5
 
 
+@pytest.mark.fast
 def test_429_then_500_is_retried_and_the_caller_never_waits(tmp_path, fake_slack, slack_env):
     fake_slack.fail("chat.postMessage", 429, retry_after=2)
     fake_slack.fail("chat.postMessage", 500)
@@ -103,10 +105,11 @@ def test_429_then_500_is_retried_and_the_caller_never_waits(tmp_path, fake_slack
         f"notify took {returned_after:.2f}s: the run waited on Slack"
 
 
+@pytest.mark.fast
 def test_slack_down_is_bounded_and_recorded_for_the_report(tmp_path, fake_slack, slack_env):
-    """Through envqa.app.notify (the run's dispatcher): handed over at once, then recorded as failed in the store
+    """Through envqa.core.notify (the run's dispatcher): handed over at once, then recorded as failed in the store
     rows the report's `notifications` lists."""
-    from envqa.app.notify import notify
+    from envqa.core.notify import notify
     from envqa.store.db import Store
 
     for _ in range(20):
@@ -128,6 +131,7 @@ def test_slack_down_is_bounded_and_recorded_for_the_report(tmp_path, fake_slack,
     assert len(fake_slack.calls_to("chat.postMessage")) >= 2, "a 5xx is retried at least once"
 
 
+@pytest.mark.fast
 def test_flush_deadline_records_what_is_still_queued(tmp_path, fake_slack, slack_env):
     fake_slack.fail("chat.postMessage", 429, retry_after=4)  # the first message sits in its Retry-After
     failures = []
@@ -145,6 +149,7 @@ def test_flush_deadline_records_what_is_still_queued(tmp_path, fake_slack, slack
     assert slack_notifier.OUTBOX._pending == 0
 
 
+@pytest.mark.fast
 def test_runs_without_a_checkpoint_post_only_the_outcomes_notify_names(tmp_path, fake_slack, slack_env):
     cfg = _config(tmp_path, fake_slack, notify=["findings", "incomplete"])
     notify = SlackNotifier(cfg)

@@ -3,6 +3,7 @@ and a valid click on an unknown run answered ephemerally."""
 
 from __future__ import annotations
 
+import pytest
 import json
 import subprocess
 import time
@@ -10,6 +11,8 @@ import time
 from qa_testkit import QA, wait_for
 
 from .conftest import APPROVER, click_body, free_port, sign
+
+pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
 
 
 def test_signature_gate(slack_home, fake_slack, serve):

@@ -13,7 +13,8 @@ from envqa.core.models import Finding, Outcome, TrialLabel, TrialResult
 from envqa.store.db import Store
 from envqa.store.postgres import StoreUnavailable, translate
 
-BACKENDS = ["sqlite", "postgres"]
+# SQLite is in the fast tier (make test-fast: no Postgres); the Postgres half runs in `make test`.
+BACKENDS = [pytest.param("sqlite", marks=pytest.mark.fast), "postgres"]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -34,7 +35,7 @@ def test_runs_trials_and_findings_round_trip(target):
     store = Store(target)
     assert store.shared == (not isinstance(target, Path))
     store.create_run("r1", "/envs/x")
-    store.set_run_env("r1", "x", "v1", "/envs/x", "harbor")
+    store.set_run_env("r1", "x", "v1")
     assert store.mark_trial_queued("t1", "r1", "v1", "oracle", None, "validate", '{"job": 1}')
     assert [r["trial_id"] for r in store.unfinished_trials("r1")] == ["t1"]
     assert store.mark_trial_running("t1")
@@ -44,7 +45,7 @@ def test_runs_trials_and_findings_round_trip(target):
     assert store.trial_states(["t1", "nope"]) == {"t1": ("done", 1)}
     assert not store.mark_trial_running("t1") and not store.mark_trial_queued("t1", "r1", "v1", "oracle", None,
                                                                               "validate", "{}")
-    finding = Finding(rule="demo-rule", label="brittleness", severity="warning", message="50% of the time")
+    finding = Finding(rule="oracle-flaky", label="brittleness", severity="warning", message="50% of the time")
     store.finish_run("r1", "findings", {"verdict": "findings", "pct": "100%"}, [finding])
     row = store.get_run("r1")
     assert (row["status"], row["verdict"], row["env_version"]) == ("finished", "findings", "v1")
@@ -119,6 +120,7 @@ def test_postgres_restart_costs_one_transaction_at_most(pg_server, monkeypatch):
     assert store.get_run("r2")["status"] == "running"
 
 
+@pytest.mark.fast
 def test_a_bad_store_url_is_an_input_error(tmp_path, monkeypatch):
     from envqa.core.errors import InputError
 
@@ -162,3 +164,25 @@ def test_artifacts_cross_hosts_compressed_and_capped(target, tmp_path, monkeypat
     (src / "verifier" / "test-stdout.txt").unlink()
     assert sf.upload_trial_artifacts(store, "r1", "t1", src) == 2
     assert sf.artifact_paths(store, "t1") == ["result.json", "zz-last.log"]
+
+
+def test_the_report_and_an_unrecorded_attempt_have_one_copy_each(target):
+    """runs.report_json is the report every reader gets (report_time says when it changed), and a retried
+    attempt's result waits on the row, unseen by the readers of results, until the trial is given up."""
+    store = Store(target)
+    store.create_run("r1", "/envs/x")
+    assert store.run_report("r1") is None and store.report_time("r1") is None
+    store.save_pending_report("r1", {"verdict": "awaiting_approval", "n": 1})
+    pending_at = store.report_time("r1")
+    assert store.run_report("r1") == {"verdict": "awaiting_approval", "n": 1} and pending_at is not None
+    store.finish_run("r1", "clean", {"verdict": "clean", "n": 2}, [])
+    assert store.run_report("r1") == {"verdict": "clean", "n": 2} and store.report_time("r1") >= pending_at
+
+    store.mark_trial_queued("t1", "r1", "v1", "oracle", None, "validate", "{}")
+    assert store.last_attempt("t1") is None
+    store.save_attempt(_result("t1", outcome=Outcome.INFRA))
+    assert store.last_attempt("t1").outcome == Outcome.INFRA
+    assert store.get_trial("t1") is None and store.trials_for_run("r1") == []  # not a result yet
+    assert store.record_trial(_result("t1"))
+    store.save_attempt(_result("t1", outcome=Outcome.INFRA))  # too late: the recorded result stays
+    assert store.get_trial("t1").outcome == Outcome.PASS and store.last_attempt("t1") is None

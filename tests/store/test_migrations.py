@@ -47,7 +47,7 @@ def _old_postgres(url: str) -> str:
     return url
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=[pytest.param("sqlite", marks=pytest.mark.fast), "postgres"])  # SQLite: the fast tier
 def old_database(request, tmp_path, monkeypatch):
     monkeypatch.delenv("QA_STORE_URL", raising=False)
     if request.param == "sqlite":
@@ -74,3 +74,34 @@ def test_a_database_from_the_previous_release_upgrades_in_place(old_database):
     # opening again (another process, a restart) applies nothing twice
     assert migrate(Store(old_database), "") == []
     assert len(store.trials_for_run("old-run")) == 2
+
+
+def _columns(store, table: str) -> set[str]:
+    return {d[0] for d in store._conn().execute(f"SELECT * FROM {table} LIMIT 0").description}
+
+
+def test_one_truth_migrations_drop_the_copies_and_keep_the_results(old_database):
+    """Migrations 4 and 5: env_versions (never read) and the trial columns copied from result_json are gone;
+    the old trial's outcome and reward are still there, in its result."""
+    store = Store(old_database)
+    assert _has_table(store, "trials") and not _has_table(store, "env_versions")
+    assert not {"outcome", "reward", "error_class"} & _columns(store, "trials")
+    old = store.get_trial("old-trial")
+    assert (old.outcome, old.reward) == (Outcome.PASS, 1.0)
+
+
+@pytest.mark.fast
+def test_a_new_store_never_has_the_copied_columns(tmp_path, monkeypatch):
+    monkeypatch.delenv("QA_STORE_URL", raising=False)
+    store = Store(tmp_path / "envqa.db")
+    assert {"trial_id", "status", "result_json", "spec_json"} <= _columns(store, "trials")
+    assert not {"outcome", "reward", "error_class"} & _columns(store, "trials")
+    assert not _has_table(store, "env_versions")
+
+
+def _has_table(store, name: str) -> bool:
+    try:
+        store._conn().execute(f"SELECT 1 FROM {name} LIMIT 0")
+        return True
+    except (sqlite3.OperationalError, psycopg.errors.UndefinedTable):
+        return False

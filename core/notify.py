@@ -1,7 +1,7 @@
 """Notifications about a run (awaiting approval, gate result, adopted, finished, budget stop, incomplete).
 
-`notify` fans a payload out to every registered notifier (the log always; Slack when configured, added
-by issue 15 through `register`). It never raises and never holds the run for long: each notifier runs
+`notify` fans a payload out to every registered notifier (the log always; Slack when configured: the app
+registers it, envqa.app.slack.notifier, so the loop that calls `notify` never knows Slack). It never raises and never holds the run for long: each notifier runs
 on a daemon thread with a deadline. Each (run, kind, key) is sent once (a node re-run after a crash does
 not notify twice), and a failure is recorded in the store and listed in the report (`notifications`).
 """
@@ -33,19 +33,6 @@ def _log_notifier(config, kind: str, payload: dict) -> None:
 register("log", _log_notifier)
 
 
-def _slack_notifier(config, kind: str, payload: dict) -> None:
-    """Issue 15: queues the message for `[slack] channel` (and returns at once); a no-op without one."""
-    slack = getattr(config, "slack", None)
-    if slack is None or not slack.channel:
-        return
-    from envqa.app.slack.notifier import notify_slack
-
-    notify_slack(config, kind, payload)
-
-
-register("slack", _slack_notifier)
-
-
 def _call(fn: Notifier, config, kind: str, payload: dict) -> str | None:
     """Run one notifier with a deadline; the error text, or None when it succeeded."""
     outcome: dict = {}
@@ -65,13 +52,9 @@ def _call(fn: Notifier, config, kind: str, payload: dict) -> str | None:
     return outcome.get("error")
 
 
-def notify(config, kind: str, payload: dict, *, store=None, key: str | None = None) -> None:
+def notify(config, kind: str, payload: dict, *, store, key: str | None = None) -> None:
     """Send `payload` (run_id, env_name, version, ...) to every notifier; never raises."""
     try:
-        if store is None:
-            from envqa.store.db import Store
-
-            store = Store(config.db_path)
         run_id = payload.get("run_id") or ""
         dedupe = key or payload.get("version") or ""
         if store.notification_status(run_id, kind, dedupe) == "sent":

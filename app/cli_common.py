@@ -1,0 +1,32 @@
+"""Helpers every `qa` command module shares (cli.py, cli_runs.py, cli_generate.py, cli_versions.py): reading
+the config with command-line overrides, and failing with a clear message (and, with --json, one JSON object)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from envqa.core.config import QAConfig, load_config
+from envqa.core.errors import EnvQAError
+
+err = Console(stderr=True)
+
+
+def cli_config(config: Optional[Path], overrides: dict) -> QAConfig:
+    return load_config(config, {k: v for k, v in overrides.items() if v is not None})
+
+
+def fail(e: EnvQAError, as_json: bool = False) -> None:
+    """Message on stderr; with --json also one JSON object with `error` on stdout (a script reads stdout)."""
+    if as_json:
+        sys.stdout.write(json.dumps({"error": str(e), "exit_code": e.exit_code,
+                                     "path": getattr(e, "path", None), "field": getattr(e, "field", None)}) + "\n")
+    # escape: a message may quote a log ("[/work/...]" would read as markup)
+    err.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)  # never fold a path in two
+    raise typer.Exit(e.exit_code)

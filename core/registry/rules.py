@@ -1,0 +1,157 @@
+"""The rule registry: every rule id `qa` can report, with what it means, who finds it and who fixes it.
+
+A rule id is our API (findings, `--json`, `qa-expected.json`, the fixers, the gate): stable kebab-case,
+never reused. Each rule names the probe that produces it, and each probe says how the validation gate
+re-checks its rules on a candidate, so the gate never guesses (it used to fall back to the static probe
+and then report "none of X fired" for a rule the static probe cannot produce). `Finding` refuses a rule
+id that is not here. The rows are data, in rules.toml next to this module. To add a rule: add a [[rule]] there
+(and its README row: tests/foundation/test_registry.py checks both), then emit `Finding(rule=...)` from its probe.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from types import MappingProxyType
+from typing import Literal
+
+from envqa.core.registry.exploits import EXPLOITS
+from envqa.core.registry.labels import LABEL_INFO
+
+
+class Severity(StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+    CRITICAL = "critical"
+
+
+@dataclass(frozen=True)
+class ProbeInfo:
+    """Where rules come from. `recheck`: how the validation gate shows a rule of this probe is gone:
+    "lint" (file rules, read again on the candidate), "validate" (the gate's own build/oracle/nop checks),
+    "probe" (the probe runs again as a job), "replay" (the stored LLM exploits are replayed)."""
+
+    name: str
+    stage: str  # the stage of `qa run` it belongs to (the README's table)
+    recheck: Literal["lint", "validate", "probe", "replay"]
+
+
+PROBES: tuple[ProbeInfo, ...] = (
+    ProbeInfo("load", "load", "lint"),
+    ProbeInfo("validate", "validate", "validate"),
+    ProbeInfo("static", "hunt: static", "probe"),
+    ProbeInfo("oracle_runs", "hunt: oracle x k", "probe"),
+    ProbeInfo("exploits", "hunt: exploits", "probe"),
+    ProbeInfo("solver_passes", "hunt: solver passes", "probe"),
+    ProbeInfo("oracle_state", "hunt: oracle end state", "probe"),
+    ProbeInfo("egress", "hunt: egress", "probe"),
+    ProbeInfo("hunter", "hunt: LLM hunter", "replay"),
+)
+PROBE_INFO = MappingProxyType({p.name: p for p in PROBES})
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule. `severity` is the most a finding of it carries (a few are lower in context: the finding
+    says); `subtype` is the label's subtype it proves (None: the finding names it); `fixer` the mechanical
+    fixer family that patches it (agents/fixers), if any; `kind` "inconclusive" for the outcomes that make a
+    run inconclusive instead of a finding (exit 3)."""
+
+    id: str
+    label: str
+    subtype: str | None
+    severity: Severity
+    probe: str
+    summary: str
+    remedy: str = ""
+    fixer: str | None = None
+    proves_trials: bool = False  # the finding's trial ids are passes it proves were shortcuts (the labeller)
+    kind: Literal["finding", "inconclusive"] = "finding"
+
+    def public(self) -> dict:
+        """The `qa rules --json` row."""
+        return {"id": self.id, "label": self.label, "subtype": self.subtype, "severity": self.severity.value,
+                "probe": self.probe, "fixer": self.fixer, "description": self.summary, "remedy": self.remedy,
+                "kind": self.kind}
+
+
+DATA = Path(__file__).with_name("rules.toml")
+
+
+def _load() -> list[Rule]:
+    """The rules of rules.toml, in order; a row with a missing or unknown field fails here, at import."""
+    rows = tomllib.loads(DATA.read_text())["rule"]
+    try:
+        return [Rule(**{"subtype": None, **row, "severity": Severity(row["severity"])}) for row in rows]
+    except (TypeError, ValueError, KeyError) as e:
+        raise ValueError(f"{DATA}: a [[rule]] row is malformed: {e}") from None
+
+
+_RULES: list[Rule] = _load()
+_EXPLOIT_FIXERS = {"exploit-reward-tamper": "reward", "exploit-workspace-conftest": "conftest",
+                   "exploit-leaked-answers": "leaks", "exploit-verifier-helper": "helpers"}
+# hunt: exploits (probes/exploits.py): one rule per scripted exploit, from the exploit registry
+_RULES += [Rule(e.name, "shortcut", e.subtype, Severity.CRITICAL, "exploits", f"a scripted exploit earned reward: {e.attack}", e.remedy,
+                fixer=_EXPLOIT_FIXERS.get(e.name)) for e in EXPLOITS]
+
+RULES: tuple[Rule, ...] = tuple(_RULES)
+RULE_INFO = MappingProxyType({r.id: r for r in RULES})
+KEBAB = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+
+
+class UnknownRule(ValueError):
+    """A rule id the registry does not know: a typo, or a rule added without its `Rule` row."""
+
+    def __init__(self, rule_id: str):
+        self.rule_id = rule_id
+        super().__init__(f"{rule_id!r} is not a registered rule id (add it to envqa/core/registry/rules.py)")
+
+
+def get_rule(rule_id: str) -> Rule:
+    try:
+        return RULE_INFO[rule_id]
+    except KeyError:
+        raise UnknownRule(rule_id) from None
+
+
+def is_registered(rule_id: str) -> bool:
+    return rule_id in RULE_INFO
+
+
+def rules_of_probe(probe: str) -> tuple[str, ...]:
+    return tuple(r.id for r in RULES if r.probe == probe)
+
+
+def rules_fixed_by(fixer: str) -> tuple[str, ...]:
+    """A fixer family's rules, in registry order (agents/fixers/*: their RULES)."""
+    return tuple(r.id for r in RULES if r.fixer == fixer)
+
+
+# Derived tables the callers knew by these names.
+FINDING_RULES: tuple[str, ...] = tuple(r.id for r in RULES if r.kind == "finding")
+FIXERS: dict[str, str] = {r.id: r.fixer for r in RULES if r.fixer}
+# The labeller: findings whose trial ids prove a pass was a shortcut -> the subtype (None: the message names it).
+SHORTCUT_RULES: dict[str, str | None] = {r.id: r.subtype for r in RULES if r.proves_trials}
+REMEDIES: dict[str, str] = {r.id: r.remedy for r in RULES if r.remedy}
+
+
+def _check() -> None:
+    """The table is consistent (a wrong row fails at import, not in a run)."""
+    seen: set[str] = set()
+    for r in RULES:
+        info = LABEL_INFO.get(r.label)
+        problems = [what for what, bad in (
+            ("not stable kebab-case", not re.match(KEBAB, r.id)), ("registered twice", r.id in seen),
+            (f"unknown label {r.label!r}", info is None), (f"unknown probe {r.probe!r}", r.probe not in PROBE_INFO),
+            (f"{r.subtype!r} is not a subtype of {r.label}", info is not None and r.subtype is not None
+             and r.subtype not in {**info.model_subtypes, **info.rule_subtypes})) if bad]
+        if problems:
+            raise ValueError(f"rule {r.id!r}: {'; '.join(problems)}")
+        seen.add(r.id)
+
+
+_check()

@@ -1,0 +1,32 @@
+"""Where a task's files are, for the file rules: a path as the task names it, the verifier's script.
+
+Its own module so that the static rules (probes/static.py), the task rules (probes/task_rules.py) and the
+image rules (probes/image_checks.py) share it without importing each other in a circle.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from envqa.core.environment import Environment
+
+
+def rel(env: Environment, path: Path) -> str:
+    """`path` relative to the task's root (as findings name it), or as it is when outside the task."""
+    try:
+        return path.relative_to(env.root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def test_script(env: Environment) -> Path | None:
+    """The verifier's entry script (tests/test.sh, or run-tests.sh in the older layout), when there is one."""
+    for copy in env.tests:
+        for name in ("test.sh", "run-tests.sh"):
+            p = copy.source / name if copy.source.is_dir() else copy.source
+            if p.is_file() and p.name == name:
+                return p
+    return None
+
+
+test_script.__test__ = False  # a helper, not a pytest test (tests import it by name)
