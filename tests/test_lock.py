@@ -7,11 +7,11 @@ place that installs newest versions, in a throwaway venv.
 
 from __future__ import annotations
 
-import pytest
 import re
 import tomllib
 from importlib.metadata import PackageNotFoundError, version
 
+import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 

@@ -7,11 +7,11 @@ same cases, exit 0 under a goal it meets and 1 under one it misses. No model at 
 
 from __future__ import annotations
 
-import pytest
 import json
 import subprocess
 import sys
 
+import pytest
 import yaml
 from qa_testkit import REPO
 

@@ -9,8 +9,9 @@ cites a step that does not exist and is repaired; another keeps citing it and en
 
 from __future__ import annotations
 
-import pytest
 import json
+
+import pytest
 
 from qa_testkit import EXAMPLES, run_qa
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
 import json
 import os
 import signal
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from qa_testkit import QA, run_qa, sigkill_when, wait_for
 from tests.foundation.conftest import containers_with, done_trials, write_env

@@ -3,11 +3,12 @@ and work against the real engine: an abortable /build post, and an exec's raw so
 
 from __future__ import annotations
 
-import pytest
 import io
 import json
 import socket
 import tarfile
+
+import pytest
 
 from envqa.sandbox import docker_adapter
 from envqa.sandbox.docker_sandbox import session_labels

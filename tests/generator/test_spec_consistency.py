@@ -7,8 +7,9 @@ local fake provider) and a deterministic comparison of parent and candidate agai
 
 from __future__ import annotations
 
-import pytest
 import json
+
+import pytest
 
 from qa_testkit import open_report, run_qa, write_files
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
 import socket
 import subprocess
 import sys
 import time
 
+import pytest
 import openai
 
 pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres

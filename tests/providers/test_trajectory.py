@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
 import json
+
+import pytest
 
 from envqa.agents.trajectory import (AgentInfo, AtifToolCall, FinalMetrics, Observation, ObservationResult,
                                      Redactor, StepMetrics, TrajectoryWriter, read_final_metrics)

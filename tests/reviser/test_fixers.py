@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
 import subprocess
+
+import pytest
 
 from envqa.agents.fixers import fixable_rules, mechanical_fix
 from envqa.core.models import Finding, Label, Severity

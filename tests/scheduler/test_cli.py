@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
 import signal
 import subprocess
 import time
+
+import pytest
 
 from qa_testkit import store_rows
 

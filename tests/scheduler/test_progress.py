@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
 import io
 
+import pytest
 from rich.console import Console
 from rich.progress import Progress
 

@@ -3,9 +3,10 @@ both end the run with exit 3 and a message that says what to look at."""
 
 from __future__ import annotations
 
-import pytest
 import time
 from pathlib import Path
+
+import pytest
 
 from envqa.scheduler.embedded import RedisServer
 

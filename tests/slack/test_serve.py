@@ -3,10 +3,11 @@ and a valid click on an unknown run answered ephemerally."""
 
 from __future__ import annotations
 
-import pytest
 import json
 import subprocess
 import time
+
+import pytest
 
 from qa_testkit import QA, wait_for
 
