@@ -5,7 +5,9 @@ found, and the trajectory compressed with its step ids kept (agents/trace_view.p
 the structured-output helper (a forced tool call validated by pydantic). Then code checks what pydantic
 cannot: every cited step exists and the quote appears in it, the label fits the trial's outcome, the
 subtype is in the taxonomy. Any problem is sent back once, in the same conversation; if the repaired
-answer still fails, the label is kept with `verified: false`.
+answer still fails (or is not valid at all), the first label is kept with `verified: false`. An answer that
+never validates (plain text, arguments that are not JSON, a schema mismatch after the bounded retries of
+structured_call) raises MalformedOutput: the call fails and the dispatch stores `unlabeled`/`analyst-failed`.
 
 Each trial's analysis is one call on the analyst model's queue (an `Executor` call, like the reviser's and the
 generator's): envqa.app.jobs.label_job is its body, run by a worker on any host (or in-process without Redis);
@@ -23,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from envqa.agents.label_taxonomy import MODEL_TAXONOMY, labels_for_outcome, problems_with
 from envqa.agents.providers import Message, ModelClient, Spend
+from envqa.agents.providers.errors import MalformedOutput
 from envqa.agents.providers.structured import structured_call
 from envqa.agents.trace_view import compress, step_text
 from envqa.agents.trajectory import Trajectory
@@ -110,18 +113,24 @@ def _label(trial: TrialResult, answer: AnalystAnswer, spec: str, verified: bool,
 
 def analyze_trial(client: ModelClient, env: Environment, trial: TrialResult, trajectory: Trajectory | None,
                   probe_evidence: list[str], *, token_budget: int = 6000,
-                  max_tokens: int = 2048) -> tuple[TrialLabel, Spend]:
+                  max_tokens: int = 2048, retries: int = 2) -> tuple[TrialLabel, Spend]:
     """Label one trial with the model; raises envqa.core.errors.ProviderError (the queue's policy handles it)."""
     prompt = build_prompt(env, trial, trajectory, probe_evidence, token_budget)
-    answer, result = structured_call(client, system_prompt(), prompt, AnalystAnswer, max_tokens=max_tokens)
+    answer, result = structured_call(client, system_prompt(), prompt, AnalystAnswer, max_tokens=max_tokens,
+                                     retries=retries)
     spend = result.spend
     problems = check_answer(answer, trajectory, trial.outcome.value)
     if problems:
         log.info("analyst.repair", trial=trial.trial_id, problems=problems[:5])
         repair = Message(role="tool", tool_call_id=result.call_id,
                          content=render("analyst_repair.j2", problems=problems))
-        answer, result = structured_call(client, system_prompt(), "", AnalystAnswer, max_tokens=max_tokens,
-                                         prior=[*result.transcript, repair])
+        try:
+            answer, result = structured_call(client, system_prompt(), "", AnalystAnswer, max_tokens=max_tokens,
+                                             retries=retries, prior=[*result.transcript, repair])
+        except MalformedOutput as e:  # the repair was not even valid: the first answer stays, unverified
+            log.info("analyst.repair_invalid", trial=trial.trial_id, error=str(e)[:300])
+            return _label(trial, answer, client.spec, False,
+                          [*problems, f"the repaired answer was invalid ({e.error_class})"]), spend
         spend = spend + result.spend
         problems = check_answer(answer, trajectory, trial.outcome.value)
     return _label(trial, answer, client.spec, not problems, problems), spend

@@ -5,6 +5,10 @@ command is a fresh `bash -c` in the trial's container with a per-command timeout
 observation; the loop ends on the `finish` tool or a limit (steps, wall time from task.toml, tokens).
 Every step is appended to an ATIF trajectory as it happens, so an interrupted trial keeps its prefix.
 
+Two action protocols (`[solver] actions`, per model `[solver.model_actions]`, `qa run --actions`): `tools`,
+native tool calls (bash, finish); `text`, one fenced bash block per reply and a submit command
+(agents/actions.py), for served checkpoints without a tool-call parser. Both write the same trajectory.
+
 Provider errors propagate as envqa.core.errors types (the trial becomes infra with that error class, and the
 scheduler parks or retries); the trajectory is finished first, in `finally`.
 """
@@ -15,6 +19,7 @@ import time
 
 import structlog
 
+from envqa.agents.actions import SUBMIT, TRUNCATED, parse_text_action
 from envqa.agents.base import AgentContext, AgentRun, register_agent
 from envqa.agents.providers import ModelClient, Spend, ToolDef, create_client, secret_values
 from envqa.core.model_client import Message
@@ -36,6 +41,10 @@ TOOLS = [
             parameters={"type": "object", "properties": {"summary": {"type": "string",
                                                                       "description": "what you did"}}}),
 ]
+
+
+# An assistant turn may not be empty on the wire (OpenAI wants content or tool calls, Anthropic non-empty text).
+EMPTY_REPLY = "(empty reply)"
 
 
 class Finished(Exception):
@@ -60,6 +69,15 @@ class SolverAgent:
         self.config = config or QAConfig()
         self.settings = self.config.solver
         self.client = client or create_client(model, self.config)
+        self.actions = self.settings.actions_for(model or self.client.spec)
+
+    def _system_prompt(self, **variables) -> str:
+        """The role's prompt; in text mode the solver's own text prompt, or the role's plus the text protocol."""
+        if self.actions != "text":
+            return render(self.system_template, **variables)
+        if self.system_template == SolverAgent.system_template:
+            return render("solver_text_system.j2", **variables)
+        return render(self.system_template, **variables) + "\n\n" + render("text_actions_override.j2", **variables)
 
     def run(self, ctx: AgentContext) -> AgentRun:
         s = self.settings
@@ -69,9 +87,9 @@ class SolverAgent:
                                   agent=AgentInfo(name=self.name, version=VERSION, model_name=self.client.spec),
                                   redactor=redactor)
         pwd = ctx.sandbox.exec(["pwd"], timeout=10)
-        system = render(self.system_template, workdir=pwd.stdout.strip() or "/",
-                        command_timeout_sec=f"{s.command_timeout_sec:g}", observation_chars=s.observation_chars,
-                        max_steps=s.max_steps)
+        system = self._system_prompt(workdir=pwd.stdout.strip() or "/",
+                                     command_timeout_sec=f"{s.command_timeout_sec:g}",
+                                     observation_chars=s.observation_chars, max_steps=s.max_steps)
         instance = render(self.instance_template, instruction=ctx.instruction)
         writer.add("system", system)
         writer.add("user", instance)
@@ -83,10 +101,19 @@ class SolverAgent:
                     raise Finished("timeout")
                 if spend.tokens >= s.max_tokens_per_trial:
                     raise Finished("max_tokens")
-                reply = self.client.complete(system, messages, TOOLS, max_tokens=s.max_output_tokens,
-                                             temperature=s.temperature)
+                reply = self.client.complete(system, messages, TOOLS if self.actions == "tools" else None,
+                                             max_tokens=s.max_output_tokens, temperature=s.temperature)
                 spend.add_call(reply.usage, reply.cost_usd, self._priced())
-                messages.append(reply.as_message())
+                metrics = StepMetrics(prompt_tokens=reply.usage.input_tokens,
+                                      completion_tokens=reply.usage.output_tokens,
+                                      cached_tokens=reply.usage.cached_input_tokens, cost_usd=round(reply.cost_usd, 8))
+                extra = {"stop_reason": reply.stop_reason} if reply.stop_reason in TRUNCATED else None
+                if self.actions == "text":
+                    if self._text_step(ctx, reply, steps, messages, writer, metrics, extra, deadline):
+                        raise Finished("finished")
+                    continue
+                messages.append(reply.as_message() if reply.tool_calls or reply.text.strip()
+                                else Message(role="assistant", content=EMPTY_REPLY))
                 results = [self._act(ctx, call, deadline) for call in reply.tool_calls]
                 writer.add("agent", reply.text, model_name=self.client.spec,
                            tool_calls=[AtifToolCall(tool_call_id=c.id, function_name=c.name, arguments=c.arguments)
@@ -94,10 +121,7 @@ class SolverAgent:
                            observation=Observation(results=[ObservationResult(source_call_id=c.id, content=out)
                                                             for c, (out, _) in zip(reply.tool_calls, results)])
                            if results else None,
-                           metrics=StepMetrics(prompt_tokens=reply.usage.input_tokens,
-                                               completion_tokens=reply.usage.output_tokens,
-                                               cached_tokens=reply.usage.cached_input_tokens,
-                                               cost_usd=round(reply.cost_usd, 8)))
+                           metrics=metrics, extra=extra)
                 if not reply.tool_calls:
                     messages.append(Message(role="user", content=render("solver_format_error.j2")))
                     continue
@@ -119,11 +143,42 @@ class SolverAgent:
                                        total_cached_tokens=spend.cached_input_tokens,
                                        total_cost_usd=round(spend.cost_usd, 8),
                                        extra={"calls": spend.calls, "priced": spend.priced}),
-                          notes=status, exit_status=status, error=error)
+                          notes=status, exit_status=status, error=error, actions=self.actions)
             log.info("solver.done", model=self.client.spec, status=status, steps=steps, tokens=spend.tokens,
                      cost_usd=round(spend.cost_usd, 6))
         return AgentRun(exit_code=0 if status == "finished" else 1, timed_out=status == "timeout", steps=steps,
                         summary=status)
+
+    def _text_step(self, ctx: AgentContext, reply, step: int, messages: list[Message], writer: TrajectoryWriter,
+                   metrics: StepMetrics, extra: dict | None, deadline: float) -> bool:
+        """One plain-text reply: run its single bash block, or answer a format error; True when it submits.
+
+        The trajectory gets the same shape as a tool call (function `bash` or `finish`, an observation tied
+        to the call id), so reports, the analyst and the trace view read both protocols alike."""
+        messages.append(Message(role="assistant", content=reply.text if reply.text.strip() else EMPTY_REPLY))
+        action = parse_text_action(reply.text)
+        call_id = f"text-{step}"
+        if not action.ok:
+            out = render("solver_text_format_error.j2", blocks=action.blocks,
+                         truncated=reply.stop_reason in TRUNCATED, max_tokens=self.settings.max_output_tokens)
+            writer.add("agent", reply.text, model_name=self.client.spec, metrics=metrics, extra=extra,
+                       observation=Observation(results=[ObservationResult(content=out)]))
+            messages.append(Message(role="user", content=out))
+            return False
+        if action.submit:
+            writer.add("agent", reply.text, model_name=self.client.spec, metrics=metrics, extra=extra,
+                       tool_calls=[AtifToolCall(tool_call_id=call_id, function_name="finish")],
+                       observation=Observation(results=[ObservationResult(source_call_id=call_id,
+                                                                          content="finished")]))
+            return True
+        out = (self._run_command(ctx, action.command, deadline) if action.command.strip()
+               else f"error: the code block is empty; put one command in it, or `echo {SUBMIT}` to submit")
+        writer.add("agent", reply.text, model_name=self.client.spec, metrics=metrics, extra=extra,
+                   tool_calls=[AtifToolCall(tool_call_id=call_id, function_name="bash",
+                                            arguments={"command": action.command})],
+                   observation=Observation(results=[ObservationResult(source_call_id=call_id, content=out)]))
+        messages.append(Message(role="user", content=out))
+        return False
 
     def _priced(self) -> bool:
         return price_for(self.client.spec, self.config) is not None
@@ -139,16 +194,20 @@ class SolverAgent:
         command = call.arguments.get("command")
         if not isinstance(command, str) or not command.strip():
             return "error: bash needs a non-empty string argument `command`", False
+        return self._run_command(ctx, command, deadline), False
+
+    def _run_command(self, ctx: AgentContext, command: str, deadline: float) -> str:
+        """One fresh `bash -c` in the sandbox, as the task's agent user; the rendered observation."""
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            return "error: the task's time limit is over", False
+            return "error: the task's time limit is over"
         timeout = min(self.settings.command_timeout_sec, remaining)
         user = ctx.env.config.agent.user  # task.toml [agent].user; no environment beyond the image's own
         res = ctx.sandbox.exec(["bash", "-c", command], timeout=timeout, user=str(user) if user is not None else None)
         limit = self.settings.observation_chars
         return render("solver_observation.j2", timed_out=res.timed_out, timeout_sec=f"{timeout:.0f}",
                       exit_code=res.exit_code, stdout=_clip(res.stdout, limit * 2 // 3),
-                      stderr=_clip(res.stderr, limit // 3)), False
+                      stderr=_clip(res.stderr, limit // 3))
 
 
 def _clip(text: str, limit: int) -> str:

@@ -32,6 +32,8 @@ def run(
     nop_runs: Optional[int] = typer.Option(None, "--nop-runs", min=1, help="nop trials (default 1)"),
     model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="solver model, e.g. anthropic/claude-sonnet-4-5 (repeatable)"),
     trials: Optional[int] = typer.Option(None, "--trials", "-n", min=1, help="solver trials per model"),
+    actions: Optional[str] = typer.Option(None, "--actions", help="tools | text: how solver models act (default "
+                                          "tools; text = one fenced bash block per reply; [solver] actions)"),
     analyst_model: Optional[str] = typer.Option(None, "--analyst-model", help="model that labels solver trials "
                                                 "the rules leave open ([analyst] model)"),
     hunter_model: Optional[str] = typer.Option(None, "--hunter-model", help="model of the LLM shortcut hunter "
@@ -68,7 +70,7 @@ def run(
 
     try:
         cfg = cli_config(config, {"oracle_runs": oracle_runs, "validate.nop_runs": nop_runs,
-                               "sweep.models": model or None, "sweep.trials": trials,
+                               "sweep.models": model or None, "sweep.trials": trials, "solver.actions": actions,
                                "analyst.model": analyst_model, "hunter.model": hunter_model,
                                "reviser.model": reviser_model, "generator.model": generator_model,
                                "scheduler.stall_timeout_sec": stall_timeout})

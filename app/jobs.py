@@ -259,7 +259,8 @@ def label_job(args: dict) -> dict:
     client = create_client(job.model, config)
     label, spend = analyst.analyze_trial(client, load_environment(env_dir), trial, load_trajectory(trial.artifacts_dir),
                                          job.probe_evidence, token_budget=config.analyst.trajectory_tokens,
-                                         max_tokens=config.analyst.max_output_tokens)
+                                         max_tokens=config.analyst.max_output_tokens,
+                                         retries=config.solver.structured_retries)
     stored = store.save_label(job.run_id, label, trial.env_version, trial.model)
     log.info("analyst.labelled", trial=job.trial_id, label=stored.label, subtype=stored.subtype,
              verified=stored.verified)

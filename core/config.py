@@ -187,6 +187,14 @@ class SolverSettings(Section):
     observation_chars: int = Field(default=10_000, ge=200)
     temperature: float | None = None
     structured_retries: int = Field(default=2, ge=0)
+    # How the model acts (issue 26): "tools" = native tool calls; "text" = one fenced bash block per reply
+    # (mini-swe-agent style), for served checkpoints without a tool-call parser. `model_actions` overrides it
+    # per model spec, e.g. [solver.model_actions] "openai-compatible/qwen@http://127.0.0.1:8000/v1" = "text".
+    actions: Literal["tools", "text"] = "tools"
+    model_actions: dict[str, Literal["tools", "text"]] = Field(default_factory=dict)
+
+    def actions_for(self, model: str | None) -> str:
+        return self.model_actions.get(model or "", self.actions)
 
 
 class ProbeSettings(Section):

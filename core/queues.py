@@ -14,7 +14,8 @@ SANDBOX_QUEUE = "sandbox"
 ANALYSIS_QUEUE = "analysis"
 CONTROL_QUEUE = "control"  # run graphs themselves (`qa run --detach`, continuations after an approval)
 SPECIAL_QUEUES = (SANDBOX_QUEUE, ANALYSIS_QUEUE, CONTROL_QUEUE)
-_MODEL = re.compile(r"^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._:@-]*$")
+# The model part may hold slashes: vllm/meta-llama/llama-3-8b, openai-compatible/name@http://127.0.0.1:8000/v1
+_MODEL = re.compile(r"^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._:@/-]*$")
 
 
 def normalize_queue(name: str) -> str:

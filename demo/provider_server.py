@@ -161,9 +161,10 @@ def _anthropic_reply(model: str, turn: Turn, usage_in: int, usage_out: int) -> d
     content: list[dict] = [{"type": "text", "text": turn.text}] if turn.text else []
     for call in turn.tool_calls:
         content.append({"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:20]}", "name": call.name,
-                        "input": call.arguments})
+                        "input": call.arguments if call.raw_arguments is None else call.raw_arguments})
     return {"id": f"msg_{uuid.uuid4().hex[:20]}", "type": "message", "role": "assistant", "model": model,
-            "content": content, "stop_reason": "tool_use" if turn.tool_calls else "end_turn",
+            "content": content, "stop_reason": "max_tokens" if turn.finish_reason == "length"
+            else turn.finish_reason or ("tool_use" if turn.tool_calls else "end_turn"),
             "stop_sequence": None, "usage": {"input_tokens": usage_in, "output_tokens": usage_out}}
 
 
@@ -175,11 +176,14 @@ def _openai_reply(model: str, turn: Turn, usage_in: int, usage_out: int) -> dict
              "function": {"name": c.name,
                           "arguments": c.raw_arguments if c.raw_arguments is not None else json.dumps(c.arguments)}}
             for c in turn.tool_calls]
-    return {"id": f"chatcmpl-{uuid.uuid4().hex[:20]}", "object": "chat.completion", "created": int(time.time()),
-            "model": model, "choices": [{"index": 0, "message": message,
-                                         "finish_reason": "tool_calls" if turn.tool_calls else "stop"}],
-            "usage": {"prompt_tokens": usage_in, "completion_tokens": usage_out,
-                      "total_tokens": usage_in + usage_out}}
+    reply = {"id": f"chatcmpl-{uuid.uuid4().hex[:20]}", "object": "chat.completion", "created": int(time.time()),
+             "model": model, "choices": [{"index": 0, "message": message, "finish_reason":
+                                          turn.finish_reason or ("tool_calls" if turn.tool_calls else "stop")}],
+             "usage": {"prompt_tokens": usage_in, "completion_tokens": usage_out,
+                       "total_tokens": usage_in + usage_out}}
+    if turn.omit_usage:
+        del reply["usage"]
+    return reply
 
 
 def main(argv: list[str] | None = None) -> None:

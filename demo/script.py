@@ -8,6 +8,8 @@
             tool_calls: [{name: bash, arguments: {command: "echo hi"}}]
             usage: {input: 120, output: 30}
             delay: 0.2              # seconds to wait before answering (a slow provider)
+            finish_reason: length   # optional: as cut at max_tokens (Anthropic: stop_reason max_tokens)
+            omit_usage: true        # optional: no `usage` in the reply, as some servers do
           - tool_calls: [{name: finish, arguments: {summary: done}}]
         branches:                   # optional: the first branch whose `when` text appears in the request's
           - when: "MARKER-1"        #   first user message answers with its own turns (one model, several
@@ -39,7 +41,7 @@ class Strict(BaseModel):
 class ScriptedCall(Strict):
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
-    raw_arguments: str | None = None  # sent verbatim (OpenAI) to script malformed JSON
+    raw_arguments: str | None = None  # sent verbatim to script malformed JSON (Anthropic: as `input`, a string)
 
 
 class Usage(Strict):
@@ -52,6 +54,9 @@ class Turn(Strict):
     tool_calls: list[ScriptedCall] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     delay: float = Field(default=0.0, ge=0)
+    # Real servers' rough edges (issue 26): a reply cut at max_tokens, a reply without a `usage` object.
+    finish_reason: str | None = Field(default=None, description="e.g. length; None: stop / tool_calls")
+    omit_usage: bool = False
 
 
 class Fault(Strict):

@@ -22,10 +22,11 @@ from pathlib import Path
 import structlog
 from pydantic import BaseModel, Field
 
+from envqa.agents.providers.structured import is_invalid_answer
 from envqa.agents.generator import GeneratedTask, ask_generator, build_prompt, embed_spec, read_spec, \
     write_file_set
 from envqa.core.environment import load_environment
-from envqa.core.errors import EnvQAError, PatchError
+from envqa.core.errors import EnvQAError, InfraError, PatchError
 from envqa.core.models import Outcome, TrialResult, TrialSpec
 from envqa.probes.lint import lint_structure
 from envqa.probes.static import static_findings
@@ -40,7 +41,8 @@ LEVELS = ["refused", "generated", "built", "oracle passes", "nop fails", "accept
 
 class Attempt(BaseModel):
     attempt: int
-    stage: str = Field(description="the step that failed (refused, load, build, oracle, nop, lint) or 'passed'")
+    stage: str = Field(description="the step that failed (invalid-answer, refused, load, build, oracle, nop, lint) "
+                                   "or 'passed'")
     reached: str = Field(description="the furthest level passed, one of LEVELS")
     detail: str = ""
     files: list[str] = Field(default_factory=list)
@@ -137,7 +139,15 @@ def generate_task(deps, spec_dir: Path, dest: Path, *, key: str | None = None, v
     failed: list[tuple[dict, int, str, str]] = []
     try:
         for attempt in range(1, cfg.generator.max_repairs + 2):
-            answer, spend = ask_generator(cfg, deps.executor, key=key, prompt=prompt, failed=failed)
+            try:
+                answer, spend = ask_generator(cfg, deps.executor, key=key, prompt=prompt, failed=failed)
+            except InfraError as e:  # no valid file set after the repair prompts: nothing is written
+                if not is_invalid_answer(e):
+                    raise
+                result.attempts.append(Attempt(attempt=attempt, stage="invalid-answer", reached="refused",
+                                               detail=f"the model gave no valid answer: {str(e)[:1000]}"))
+                log.info("generator.attempt", key=key, attempt=attempt, stage="invalid-answer", reached="refused")
+                return result  # the same call again would ask the same question: the attempt's reason ends it
             checked = _try(deps, answer, staging / f"attempt-{attempt}", spec.text, key,
                            cfg.oracle_runs_for("generate"))
             checked = checked.model_copy(update={"attempt": attempt, "files": [f.path for f in answer.files],

@@ -99,8 +99,29 @@ def run_hunter(deps, state, ctx: ProbeContext, env: Environment) -> tuple[list[F
             proven = proven.model_copy(update={"trial_id": r.trial_id, "explanation": (
                 f"replayed without the model as {trial.trial_id}: {proven.explanation}")})
             deps.store.save_label(state["run_id"], proven, r.env_version, r.model)
-    ctx.ran("llm_hunter", f"{len(results)} hunter trial(s) on {settings.model}, {len(replays)} pass(es) replayed")
+    invalid = [r for r in results if _never_acted(r)]
+    note = (f"; {len(invalid)} of them got no valid action from the model at any step (no tool call or bash "
+            "block, or arguments that are not JSON): the hunter's answer was invalid and the hunt went on "
+            "without it") if invalid else ""
+    ctx.ran("llm_hunter", f"{len(results)} hunter trial(s) on {settings.model}, {len(replays)} pass(es) "
+                          f"replayed{note}")
     return findings, [*results, *replays]
+
+
+def _never_acted(trial: TrialResult) -> bool:
+    """A hunter trial whose model answered every step with no action (no tool call; in text mode no single bash
+    block, recorded without a call) or tool arguments that are not a JSON object: it never acted."""
+    trajectory = load_trajectory(trial.artifacts_dir)
+    steps = [s for s in (trajectory.steps if trajectory else []) if s.source == "agent"]
+
+    def invalid(step) -> bool:
+        results = step.observation.results if step.observation else []
+        if not step.tool_calls:
+            return True
+        return bool(results) and all("not a JSON object" in r.content or "not valid JSON" in r.content
+                                     for r in results)
+
+    return bool(steps) and all(invalid(s) for s in steps)
 
 
 def exploit_findings(deps, state, env: Environment, hunter_trials: list[TrialResult],

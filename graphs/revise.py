@@ -15,9 +15,10 @@ import shutil
 import structlog
 
 from envqa.agents.fixers import actionable, mechanical_fix
+from envqa.agents.providers.structured import is_invalid_answer
 from envqa.agents.reviser import answer_diff, ask_reviser, build_prompt
 from envqa.core.environment import load_environment
-from envqa.core.errors import PatchError
+from envqa.core.errors import InfraError, PatchError
 from envqa.core.models import Finding, GateCheck, GateResult, Proposal, SpecConsistency
 from envqa.graphs.loop_state import state_trials
 from envqa.graphs.spend import run_budget
@@ -101,9 +102,16 @@ def _model_proposal(deps, vs: Versions, state, findings, request, previous: Prop
             prev_answer["spec_consistency"] = previous.spec_check.model.model_dump(mode="json")
         failures = previous.gate.failures() if previous.gate else [GateCheck(name="gate", passed=False,
                                                                              detail=state.get("gate_feedback") or "")]
-    answer, spend = ask_reviser(deps.config, deps.executor, run_id=run_id, model=model, prompt=prompt,
-                                previous=prev_answer, failures=failures, attempt=attempt,
-                                spec=spec_of(vs.path(version)) is not None)
+    try:
+        answer, spend = ask_reviser(deps.config, deps.executor, run_id=run_id, model=model, prompt=prompt,
+                                    previous=prev_answer, failures=failures, attempt=attempt,
+                                    spec=spec_of(vs.path(version)) is not None)
+    except InfraError as e:  # no valid answer after the repair prompts: no proposal, the gate is not asked
+        if not is_invalid_answer(e):
+            raise
+        log.info("reviser.invalid_answer", model=model, attempt=attempt, error=str(e)[:300])
+        return {"proposal_id": None, "revise_note": f"model:{model} gave no valid answer (attempt {attempt}): "
+                                                    f"{str(e)[:300]}"}
     log.info("reviser.answer", model=model, edits=len(answer.edits), attempt=attempt, spend=spend)
     if not answer.edits:
         return {"proposal_id": None, "revise_note": f"model:{model} proposes no change: {answer.rationale[:300]}"}

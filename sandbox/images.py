@@ -14,7 +14,6 @@ import tarfile
 from pathlib import Path
 
 from envqa.core.environment import iter_files
-from envqa.core.image_map import FROM_RE, map_image, rewrite_dockerfile  # noqa: F401  (re-exported)
 
 IMAGE_REPO = "envqa-env"
 

@@ -16,10 +16,8 @@ from pathlib import Path
 
 import structlog
 
-# The parsing is pure and lives in the core (probes read saved traces); re-exported for the host side.
-from envqa.core.strace import (  # noqa: F401  (re-exported)
-    EXEC_SYSCALLS, SYSCALLS, WATCHED_PREFIXES, StraceEvent, parse_strace,
-)
+# The parsing is pure and lives in the core (probes read saved traces); this module is the host-side tracer.
+from envqa.core.strace import SYSCALLS, StraceEvent, parse_strace
 
 log = structlog.get_logger(__name__)
 

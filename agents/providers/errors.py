@@ -14,7 +14,8 @@ from envqa.core.errors import (ContextTooLong, InvalidRequest, ProviderAuthError
                           RateLimited, TransientProviderError)
 
 _CONTEXT_MARKERS = ("prompt is too long", "context_length_exceeded", "maximum context length",
-                    "context window", "too many tokens")
+                    "context window", "too many tokens",
+                    "context size")  # llama.cpp: "the request exceeds the available context size" (HTTP 400)
 
 
 class MalformedOutput(ProviderError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import TypeVar
 
+import structlog
 from pydantic import BaseModel, Field, ValidationError
 
 from envqa.core.model_client import Message, ModelClient, ToolDef
@@ -18,6 +19,9 @@ from envqa.agents.providers.errors import MalformedOutput
 from envqa.agents.providers.pricing import Spend
 from envqa.core.config import QAConfig
 from envqa.agents.providers import create_client
+from envqa.prompts.render import render
+
+log = structlog.get_logger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
 ANSWER_TOOL = "submit_answer"
@@ -42,29 +46,40 @@ def structured_call(client: ModelClient, system: str, prompt: str, schema: type[
     messages = list(prior) if prior else [Message(role="user", content=prompt)]
     spend = Spend()
     last_problem, last_raw = "", ""
-    for attempt in range(1, retries + 2):
+    attempts = retries + 1
+    for attempt in range(1, attempts + 1):
         reply = client.complete(system, messages, [tool], tool_choice=ANSWER_TOOL, max_tokens=max_tokens)
         spend.add_call(reply.usage, reply.cost_usd, True)
         call = next((c for c in reply.tool_calls if c.name == ANSWER_TOOL), None)
         if call is None:
             last_problem, last_raw = f"no {ANSWER_TOOL} tool call in the reply", reply.text[:2000]
-            messages += [reply.as_message(), Message(role="user", content=f"Call the {ANSWER_TOOL} tool.")]
+            log.info("structured.invalid", model=client.spec, schema=schema.__name__, attempt=attempt, kind="no_call")
+            messages += [reply.as_message(), Message(role="user", content=_repair(
+                "no_call", last_problem, reply.text, schema, attempt, attempts))]
             continue
         last_raw = json.dumps(call.arguments)[:2000]
         if call.arguments_error:
-            last_problem = call.arguments_error
+            kind, last_problem = "not_json", call.arguments_error
         else:
             try:
                 value = schema.model_validate(call.arguments)
                 return value, StructuredResult(value=value.model_dump(mode="json"), attempts=attempt, spend=spend,
                                                transcript=[*messages, reply.as_message()], call_id=call.id)
             except ValidationError as e:
-                last_problem = _short(e)
+                kind, last_problem = "schema", _short(e)
+        log.info("structured.invalid", model=client.spec, schema=schema.__name__, attempt=attempt, kind=kind)
         messages += [reply.as_message(),
                      Message(role="tool", tool_call_id=call.id,
-                             content=f"Invalid answer: {last_problem}. Call {ANSWER_TOOL} again with a valid object.")]
-    raise MalformedOutput(f"{client.spec}: no valid {schema.__name__} after {retries + 1} attempts: {last_problem}",
+                             content=_repair(kind, last_problem, "", schema, attempt, attempts))]
+    raise MalformedOutput(f"{client.spec}: no valid {schema.__name__} after {attempts} attempts: {last_problem}",
                           client.spec, last_raw)
+
+
+def _repair(kind: str, problem: str, text: str, schema: type[BaseModel], attempt: int, attempts: int) -> str:
+    """The repair message (prompts/structured_repair.j2): says what was wrong with this reply."""
+    excerpt = " ".join(text.split())[:200]
+    return render("structured_repair.j2", kind=kind, problem=problem, excerpt=repr(excerpt) if excerpt else "",
+                  tool=ANSWER_TOOL, schema=schema.__name__, attempt=attempt, attempts=attempts)
 
 
 def _short(e: ValidationError) -> str:
@@ -81,3 +96,9 @@ def structured_job(args: dict, system: str, schema: type[M], max_tokens_of) -> d
     answer, meta = structured_call(client, system, args["prompt"], schema, retries=config.solver.structured_retries,
                                    max_tokens=max_tokens_of(config), prior=prior or None)
     return {"answer": answer.model_dump(mode="json"), "spend": meta.spend.model_dump(mode="json")}
+
+
+def is_invalid_answer(exc: BaseException) -> bool:
+    """A call that ended because the model never gave a valid answer: MalformedOutput in this process, or
+    the InfraError a queue's `run_call` raises carrying its error class (the call ran on a worker)."""
+    return getattr(exc, "error_class", None) == "malformed_output"

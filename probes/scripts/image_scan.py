@@ -261,17 +261,17 @@ def copies(want):
     hits = []
     for p in walk(tuple(want["skip"]), prune_pycache=False):
         h = host(p)
-        if p in exclude or os.path.islink(h):
+        if p in exclude or os.path.islink(h) or not os.path.isfile(h):
             continue
         try:
             size = os.path.getsize(h)
-        except OSError:
+            for w in want["files"]:
+                if w["size"] == size:
+                    with open(h, "rb") as fh:
+                        if hashlib.sha256(fh.read()).hexdigest() == w["sha256"]:
+                            hits.append([w["path"], p])
+        except OSError:  # unreadable (or gone meanwhile): one file, not the whole scan
             continue
-        for w in want["files"]:
-            if w["size"] == size:
-                with open(h, "rb") as fh:
-                    if hashlib.sha256(fh.read()).hexdigest() == w["sha256"]:
-                        hits.append([w["path"], p])
     return hits
 
 

@@ -191,3 +191,13 @@ def test_image_scan_copies(image_root):
     want = {"files": [{"path": "/out/result.txt", "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}],
             "skip": ["/tmp"], "exclude": ["/opt/grading/bundle.zip"]}
     assert _scan("copies", image_root, json.dumps(want)) == [["/out/result.txt", "/app/notes.txt"]]
+
+
+def test_image_scan_copies_passes_over_what_it_cannot_read(image_root):
+    """A FIFO (or any file it cannot read) is one file passed over, not the end of the scan: the copies scan used
+    to open every same-size path, so a FIFO hung it and an unreadable file crashed it, and it reported nothing."""
+    os.mkfifo(image_root / "app/pipe")
+    (image_root / "app/empty.txt").write_text("")
+    want = {"files": [{"path": "/out/empty.txt", "size": 0, "sha256": hashlib.sha256(b"").hexdigest()}],
+            "skip": ["/tmp", "/var", "/usr"], "exclude": []}
+    assert _scan("copies", image_root, json.dumps(want)) == [["/out/empty.txt", "/app/empty.txt"]]
