@@ -30,7 +30,7 @@ from envqa.agents import analyst
 from envqa.core.config import QAConfig
 from envqa.core.environment import load_environment
 from envqa.core.errors import InfraError, InputError, ProviderError
-from envqa.core.executor import Call, ProbeJob, ProbeOutcome, TrialJob, TrialView
+from envqa.core.executor import Call, ProbeJob, ProbeOutcome, TrialJob, TrialView, outcome_of
 from envqa.core.layout import RunLayout
 from envqa.core.models import Outcome, TrialResult, utcnow
 from envqa.core.policy import TRANSIENT_INFRA, error_class_of
@@ -197,7 +197,7 @@ def run_probe_in_process(job: ProbeJob, backend, store, on_event: EventSink | No
     """Local mode: the same job body in this process, with the same stored answer."""
     row = store.get_call(job.job_id)
     if row and row["status"] == "done":
-        return ProbeOutcome.model_validate_json(row["result_json"])
+        return outcome_of(job, row)
     store.mark_call_queued(job.job_id, SANDBOX_QUEUE)
     outcome = execute_probe_job(job, backend, store, on_event)
     store.finish_call(job.job_id, outcome.model_dump(mode="json"))

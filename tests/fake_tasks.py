@@ -111,22 +111,23 @@ def script_probe_commands(backend: FakeBackend) -> None:
                and "stat -c %s" in argv[2])(regular_files)
 
 
-def wordfreq_backend() -> FakeBackend:
-    """examples/clean-wordfreq on the fake: the oracle passes, nop (and every scripted exploit) fails."""
+def _task_backend(verifier) -> FakeBackend:
+    """A fake that runs the example's solve.sh (its heredocs) and plays `verifier` for tests/test.sh."""
     backend = FakeBackend()
     backend.on(r"bash /solution/solve\.sh")(solve_by_heredoc)
-    backend.on(r"bash /tests/test\.sh")(wordfreq_verifier)
+    backend.on(r"bash /tests/test\.sh")(verifier)
     script_probe_commands(backend)
     return backend
+
+
+def wordfreq_backend() -> FakeBackend:
+    """examples/clean-wordfreq on the fake: the oracle passes, nop (and every scripted exploit) fails."""
+    return _task_backend(wordfreq_verifier)
 
 
 def always_pass_backend() -> FakeBackend:
     """examples/always-pass on the fake: its verifier rewards every run, nop's included."""
-    backend = FakeBackend()
-    backend.on(r"bash /solution/solve\.sh")(solve_by_heredoc)
-    backend.on(r"bash /tests/test\.sh")(always_pass_verifier)
-    script_probe_commands(backend)
-    return backend
+    return _task_backend(always_pass_verifier)
 
 
 def trial_of(sandbox) -> str:

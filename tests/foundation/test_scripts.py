@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import importlib.util
 import json
 import os
 import py_compile
@@ -78,7 +79,8 @@ def test_composed_scripts_pass_shellcheck_too(tmp_path):
 
 @pytest.mark.parametrize("script", PYTHON_SCRIPTS, ids=lambda p: p.name)
 def test_python_scripts_compile(script, tmp_path):
-    py_compile.compile(str(script), cfile=str(tmp_path / "out.pyc"), doraise=True)
+    compiled = py_compile.compile(str(script), cfile=str(tmp_path / "out.pyc"), doraise=True)  # raises on bad syntax
+    assert Path(compiled).read_bytes()[:4] == importlib.util.MAGIC_NUMBER
 
 
 def test_payloads_are_the_shipped_files():

@@ -26,6 +26,16 @@ def check(fn):
     return fn
 
 
+def run_check(fn, make: Make, tmp: Path) -> str | None:
+    """One check's outcome, inspect_ai `self_check` style: None when the backend kept the promise, else what
+    failed (the check's assertion message)."""
+    try:
+        fn(make, tmp)
+    except AssertionError as e:
+        return f"{fn.__name__}: {e}"
+    return None
+
+
 @check
 def exec_passes_argv_verbatim(make: Make, tmp: Path) -> None:
     res = make().exec(["echo", "a  b", "c;d", "$HOME", "*"], timeout=30)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.sandbox.conformance import CHECKS
+from tests.sandbox.conformance import CHECKS, run_check
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=[c.__name__ for c in CHECKS])
 def test_conformance(check, make, tmp_path):
-    check(make, tmp_path)
+    failure = run_check(check, make, tmp_path)
+    assert failure is None, failure
 
 
 @pytest.mark.fast
