@@ -39,6 +39,7 @@ from envqa.probes.base import ProbeContext
 from envqa.probes.catalog import run_probes
 from envqa.probes.replay_units import UNITS
 from envqa.sandbox.backends import create_backend
+from envqa.scheduler.dispatch import on_beat
 from envqa.store.db import Store
 from envqa.store.shared_files import for_this_host, trial_files_here, upload_trial_artifacts
 
@@ -107,7 +108,10 @@ def run_trial_job(payload: dict) -> dict:
     config, env_dir = for_this_host(store, config, job.env_dir, spec.env_version)
     done = store.get_trial(spec.trial_id)
     if done is None:
-        store.mark_trial_running(spec.trial_id)
+        worker = f"{socket.gethostname()}:{os.getpid()}"
+        lease = config.scheduler.lease_ttl_sec
+        store.mark_trial_running(spec.trial_id, worker=worker, lease_sec=lease)  # status, attempt, lease: one tx
+        on_beat(lambda: store.renew_trial_lease(spec.trial_id, worker, lease))  # the trial's health, per beat
         env = load_environment(env_dir)
         if env.version != spec.env_version:
             raise InputError(env_dir, "the environment changed on disk since this trial was queued")

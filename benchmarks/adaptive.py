@@ -5,10 +5,14 @@ known. Each task draws one sequence of Bernoulli(p) outcomes; the fixed sweep ca
 30 outcomes' point estimate, the adaptive sweep reads the same sequence one trial at a time and stops by
 envqa.core.stats.StopRule. Both are scored against p's true band, never against each other.
 
-The stopping parameters (the price of a trial, the prior, n_max; envqa.core.stats.StopRule is a Bayesian
-sequential decision) are chosen on a TUNING split of seeds and then scored on a disjoint SCORING split:
-the rule that is scored never saw the scored tasks. Tuning keeps the most accurate parameter set whose
-trial use is <= the budget (40% of fixed n=30's) on the tuning split. n_min and batch are the product's.
+What is scored is the rule `qa` SHIPS: SweepSettings' defaults (the price of a trial, the prior, n_min,
+n_max, batch), on the SCORING seeds. Those defaults were chosen on a disjoint TUNING split of seeds; this
+file re-runs that choice (the most accurate grid point whose trial use is <= the budget, 40% of fixed
+n=30's, on the tuning split) and reports whether it still gives the shipped defaults
+(`defaults_from_tuning_seeds`), so the provenance is checked on every run rather than asserted. The tuned
+rule itself is never scored: a benchmark that re-tunes before scoring measures the tuner, not the product.
+(Issue 22 asked to move scoring to fresh seeds if the defaults had been tuned on the scored ones; the
+re-run shows they come from TUNING_SEEDS, so SCORING_SEEDS stay as they were.)
 
     python benchmarks/adaptive.py [--tasks 3000]
 Last line: {"accuracy": ..., "fixed30_accuracy": ..., "trial_fraction": ..., ...}
@@ -86,24 +90,22 @@ def tune(band: tuple[float, float], tasks: int, batch: int, n_min: int) -> tuple
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", type=int, default=3000, help="simulated tasks per mix and seed")
-    parser.add_argument("--batch", type=int, default=SweepSettings().batch, help="trials between two checks")
     args = parser.parse_args()
     sw = SweepSettings()
     band = (sw.band_low, sw.band_high)
-    defaults = StopRule(band=band, trial_cost=sw.stop_trial_cost, prior=sw.stop_prior, n_min=sw.n_min,
-                        n_max=sw.n_max, batch=args.batch)
-    rule, tuned = tune(band, args.tasks, args.batch, sw.n_min)
-    chosen = {k: getattr(rule, k) for k in (*GRID, "n_min", "batch")}
+    shipped = StopRule(band=band, trial_cost=sw.stop_trial_cost, prior=sw.stop_prior, n_min=sw.n_min,
+                       n_max=sw.n_max, batch=sw.batch)
+    keys = (*GRID, "n_min", "batch")
+    rule, tuned = tune(band, args.tasks, sw.batch, sw.n_min)
+    chosen = {k: getattr(rule, k) for k in keys}
+    defaults = {k: getattr(shipped, k) for k in keys}
     print(f"tuned on seeds {TUNING_SEEDS}: {json.dumps(chosen)} -> {json.dumps(tuned)}", flush=True)
-    scored = score(rule, SCORING_SEEDS, args.tasks, args.batch)
-    with_defaults = score(defaults, SCORING_SEEDS, args.tasks, args.batch)
+    scored = score(shipped, SCORING_SEEDS, args.tasks, sw.batch)
     ok = scored["accuracy"] >= scored["fixed30_accuracy"] and scored["trial_fraction"] <= BUDGET
-    print(json.dumps({**scored, "goal_met": ok, "scoring_seeds": list(SCORING_SEEDS),
-                      "tuning_seeds": list(TUNING_SEEDS),
-                      "chosen": chosen,
-                      "qa_defaults": {**{k: getattr(defaults, k) for k in chosen},
-                                      **{f"scored_{k}": v for k, v in with_defaults.items()
-                                         if k != "fixed30_accuracy"}}}))
+    print(json.dumps({**scored, "goal_met": ok, "scored_rule": "shipped defaults", "shipped_defaults": defaults,
+                      "defaults_from_tuning_seeds": chosen == defaults, "tuning_choice": chosen,
+                      "scoring_seeds": list(SCORING_SEEDS), "tuning_seeds": list(TUNING_SEEDS),
+                      "tasks_scored": args.tasks * len(MIXES) * len(SCORING_SEEDS)}))
     sys.exit(0 if ok else 1)
 
 

@@ -1,9 +1,9 @@
 """Job bodies and a worker entry point shared by the benchmarks (imported by worker processes, which get
 benchmarks/ on PYTHONPATH). Not a benchmark itself: `make bench` does not run it.
 
-`flaky` fails its first run when asked to, each side detecting "first run" from its own worker's memory
-(RQ: the job's retries_left; envqa: the claim's execution count), so neither side pays an extra Redis
-command for it.
+`flaky` fails its first run when asked to, each side detecting "first run" from what its job already holds
+(stock rq: the job's retries_left; envqa: the execution count its job wrapper keeps), so neither side pays
+an extra Redis command for it.
 """
 
 from __future__ import annotations
@@ -12,57 +12,54 @@ import sys
 
 
 class FlakyFailure(ConnectionError):
-    """A transient failure (a ConnectionError: envqa's policy retries it; RQ retries per Retry(max=1))."""
+    """A transient failure (a ConnectionError: envqa's policy retries it; rq retries per Retry(max=1))."""
 
 
 def flaky(payload: dict | None = None) -> None:
     if not (payload or {}).get("fail"):
         return
-    from envqa.scheduler.worker import current_claim
+    from rq import get_current_job
 
-    claim = current_claim()
-    if claim is not None:
-        first = claim.executions == 1
+    job = get_current_job()
+    if "executions" in job.meta:  # run by envqa's job wrapper
+        from envqa.scheduler.dispatch import current_attempt
+
+        first = current_attempt() == 1
     else:
-        from rq import get_current_job
-
-        job = get_current_job()
-        first = job is not None and job.retries_left == 1
+        first = job.retries_left == 1
     if first:
         raise FlakyFailure("fails once (simulated)")
 
 
 def worker_main(side: str, url: str, queues: str, settings_json: str) -> None:
     """A burst worker that waits for the go signal (`BLPOP bench:go`) after start-up, so imports and
-    registration are outside the timed part."""
+    registration are outside the timed part. Stock rq: SimpleWorker with its scheduler; envqa: what `qa worker`
+    runs (configure_logging, then run_worker)."""
     from redis import Redis
+    from rq import Queue, SimpleWorker
+
+    from envqa.core.config import SchedulerSettings
+    from envqa.scheduler.worker import run_worker
 
     conn = Redis.from_url(url)
     names = queues.split(",")
-    if side == "rq":
-        from rq import Queue
-        from rq.worker import SimpleWorker
-
-        worker = SimpleWorker([Queue(q, connection=conn) for q in names], connection=conn)
-    else:
-        from envqa.core.config import SchedulerSettings
-        from envqa.scheduler.worker import QAWorker
-
-        worker = QAWorker(names, connection=conn, settings=SchedulerSettings.model_validate_json(settings_json))
     conn.incr("bench:ready")
     conn.blpop(["bench:go"], timeout=120)
-    worker.work(burst=True, logging_level="ERROR")
+    if side == "rq":
+        SimpleWorker([Queue(q, connection=conn) for q in names], connection=conn).work(
+            burst=True, logging_level="WARNING", with_scheduler=True)
+    else:
+        from envqa.core.logs import configure_logging
+
+        configure_logging()  # as `qa worker` does before run_worker
+        run_worker(conn, names, SchedulerSettings.model_validate_json(settings_json), burst=True)
 
 
-
-# --- the scheduler benchmark's simulated provider ---------------------------------------------------
-# A fake model provider shared by both sides through Redis: it serves at most `limit` calls of a model at
-# once and answers 429 (Retry-After) beyond that, answers 429 to everything during a storm, and fails a
-# call once with a 500 when told to. envqa's side raises (its worker parks or retries); the stock-RQ side
-# does what a user without our layer does: sleep Retry-After (or a short backoff) in the job and retry.
-OVER_LIMIT_RETRY_AFTER = 1.0
-BASELINE_500_BACKOFF = 0.05
-
+# --- the scheduler benchmark's model call ----------------------------------------------------------
+# One call to the fake provider through the product's OpenAI adapter (SDK retries off, no transient retries
+# of its own): a 429 raises RateLimited with the server's Retry-After, a 500 TransientProviderError. What
+# each side does with them is its scheduler's business (ours parks or backs off; rq's Retry retries).
+# The result is "recorded" by creating a marker file exclusively: `fresh` is False for a second recording.
 
 def _log(path: str, **event) -> None:
     import json
@@ -72,55 +69,44 @@ def _log(path: str, **event) -> None:
     line = json.dumps({"pid": os.getpid(), "t": time.time(), **event}) + "\n"
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        os.write(fd, line.encode())
+        os.write(fd, line.encode())  # one write with O_APPEND: lines from many processes never interleave
     finally:
         os.close(fd)
 
 
-def _provider_once(conn, p: dict) -> None:
-    import time
+_clients: dict = {}
 
-    from envqa.core.errors import RateLimited, TransientProviderError
 
-    now = time.time()
-    if p.get("storm_until") and now < p["storm_until"]:
-        raise RateLimited("429 (simulated storm)", retry_after=p["storm_until"] - now, model=p["model"])
-    key = f"prov:inflight:{p['model']}"
-    if conn.incr(key) > p["limit"]:
-        conn.decr(key)
-        raise RateLimited("429 (simulated: over the provider's limit)", retry_after=OVER_LIMIT_RETRY_AFTER,
-                          model=p["model"])
-    try:
-        if p.get("fail_first") and conn.set(f"prov:failed:{p['id']}", 1, nx=True):
-            time.sleep(p["latency"] / 4)
-            raise TransientProviderError("500 (simulated)", model=p["model"])
-        time.sleep(p["latency"])
-    finally:
-        conn.decr(key)
+def _client(url: str, model: str):
+    from envqa.agents.providers.openai_client import OpenAIClient
+    from envqa.core.config import ProviderEndpoint
+
+    key = (url, model)
+    if key not in _clients:
+        _clients[key] = OpenAIClient(f"openai-compatible/{model}", model,
+                                     ProviderEndpoint(kind="openai-compatible", timeout_sec=60, transient_retries=0),
+                                     "sk-bench", url + "/v1", None)
+    return _clients[key]
 
 
 def provider_call(payload: dict) -> str:
-    import time
+    import os
 
-    from redis import Redis
+    from envqa.core.errors import ProviderError
+    from envqa.core.model_client import Message
 
-    from envqa.core.errors import RateLimited, TransientProviderError
-
-    conn = Redis.from_url(payload["redis_url"])
     _log(payload["log"], ev="start", id=payload["id"])
-    while True:
-        try:
-            _provider_once(conn, payload)
-            break
-        except RateLimited as e:
-            if payload["mode"] == "ours":
-                raise
-            time.sleep(e.retry_after)
-        except TransientProviderError:
-            if payload["mode"] == "ours":
-                raise
-            time.sleep(BASELINE_500_BACKOFF)
-    fresh = bool(conn.set(f"prov:recorded:{payload['id']}", 1, nx=True))
+    try:
+        _client(payload["url"], payload["provider_model"]).complete(
+            "", [Message(role="user", content=payload["id"])], max_tokens=16)
+    except ProviderError as e:
+        _log(payload["log"], ev="error", id=payload["id"], error_class=e.error_class)
+        raise
+    try:
+        os.close(os.open(os.path.join(payload["marks"], payload["id"]), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        fresh = True
+    except FileExistsError:
+        fresh = False
     _log(payload["log"], ev="record", id=payload["id"], fresh=fresh)
     return "recorded"
 

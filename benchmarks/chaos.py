@@ -1,17 +1,23 @@
-"""Chaos run: 1,000 simulated trials on real workers across two "hosts" sharing only Redis and Postgres.
+"""Chaos run on stock rq 3: 1,000 simulated trials on real workers across two "hosts" sharing only Redis and
+Postgres.
 
-Two worker pools, each with its own QA_HOME (host A and host B; no directory in common), claim from the
-same Redis and record into the same Postgres store. While the trials run: 20 kill -9s of random workers
-(a replacement starts, as a supervisor would restart it), one Redis restart WITHOUT persistence (every queue,
-lease and job is gone: the store is the truth and reconcile re-enqueues what it says is unfinished), and one
-Postgres restart (every connection cut). The submitter follows the store like `qa run` does.
+Two pools of `qa worker` (rq's own SimpleWorker, envqa.scheduler.worker), each with its own QA_HOME (host A
+and host B; no directory in common), take jobs from the same Redis (per-model queues, rq 3 RateLimit per
+model) and record into the same Postgres store. While the trials run: 20 kill -9s of random workers (a
+replacement starts, as a supervisor would restart it; the killed job's execution outlives no lease and comes
+back through rq's own StartedJobRegistry cleanup and Retry), one Redis restart WITHOUT persistence (every
+queue, rate-limit slot and job is gone: the store is the truth and reconcile re-enqueues what it says is
+unfinished), and one Postgres restart (every connection cut). The submitter follows the store like `qa run`
+does (envqa.scheduler.rq_executor: recover_abandoned + reconcile every few seconds).
 
 Jobs are envqa.scheduler.simulate.sim_job (one simulated model call each, 0.05-0.25 s), which log their own
 start/call/record events to a JSON-lines file of the benchmark (a measuring device, not part of the product).
 
     .venv/bin/python benchmarks/chaos.py [--trials 1000] [--kills 20] [--workers-per-host 3]
-Last line: {"trials": 1000, "lost": 0, "recorded_twice": 0, "extra_model_calls": …, "makespan_s": …}
-Exit 1 when any trial is lost or recorded twice.
+Last line: {"trials": 1000, "lost": 0, "recorded_twice": 0, "extra_model_calls": …, "gave_up": {class: n},
+"makespan_s": …, …}. `gave_up`: trials that ended infra through their give-up hook (recorded, so not lost,
+but no result). Exit 1 when any trial is lost or recorded twice, or the chaos did not all happen; on a miss
+the temp dir (worker logs, the jobs' events) is kept and the unfinished trial ids are printed.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import os
 import random
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 import threading
@@ -33,9 +40,8 @@ from redis.exceptions import RedisError
 
 from envqa.core.config import SchedulerSettings
 from envqa.core.models import TrialSpec
-from envqa.scheduler.broker import Broker
 from envqa.scheduler.embedded import RedisServer, WorkerPool
-from envqa.scheduler.jobs import reconcile, submit
+from envqa.scheduler.jobs import reconcile, recover_abandoned, submit
 from envqa.scheduler.simulate import SimJob, sim_envelope
 from envqa.store.db import Store
 from envqa.store.pg_server import PostgresServer
@@ -43,6 +49,12 @@ from envqa.store.pg_server import PostgresServer
 RUN_ID = "chaos"
 MODELS = {"chaos/a": 3, "chaos/b": 2, "chaos/c": 2}
 DEADLINE_SEC = 600
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def settings() -> SchedulerSettings:
@@ -130,7 +142,7 @@ def main() -> None:
     rng = random.Random(args.seed)
     tmp = Path(tempfile.mkdtemp(prefix="envqa-chaos-"))
     pg = PostgresServer().start()
-    redis = RedisServer(tmp / "redis").start()
+    redis = RedisServer(tmp / "redis", port=free_port()).start()  # restarted on the same port below
     url = pg.create_database("chaos")
     os.environ["QA_STORE_URL"] = url  # this process's store, and every worker's (inherited)
     events = tmp / "events.jsonl"
@@ -144,7 +156,6 @@ def main() -> None:
                                     log_dir=tmp / host / "logs").start())
         store = Store(url)
         conn = Redis.from_url(redis.url)
-        broker = Broker(conn, sched.lease_ttl_sec)
         models = list(MODELS)
         specs = [TrialSpec(run_id=RUN_ID, env_version="v1", agent="sim", model=models[i % len(models)], index=i)
                  for i in range(args.trials)]
@@ -157,14 +168,15 @@ def main() -> None:
         chaos.start()  # workers run jobs while the rest are still being submitted
         for spec in specs:
             job = SimJob(spec=spec, db_path=url, log_path=str(events), latency_sec=rng.uniform(0.05, 0.25))
-            _retrying(submit, store, conn, broker, spec, sim_envelope(job), sched)
+            _retrying(submit, store, conn, spec, sim_envelope(job), sched)
         last_reconcile, deadline = time.monotonic(), time.monotonic() + DEADLINE_SEC
         while time.monotonic() < deadline:
             states = _retrying(store.trial_states, ids)
             if all(s == "done" for s, _ in states.values()) and len(states) == len(ids):
                 break
             if time.monotonic() - last_reconcile > 2.0:  # what RQExecutor does while it follows a run
-                _retrying(reconcile, store, conn, broker, sched, RUN_ID)
+                recover_abandoned(conn, set(MODELS))  # logs and carries on when Redis is away
+                _retrying(reconcile, store, conn, sched, RUN_ID)
                 last_reconcile = time.monotonic()
             time.sleep(0.2)
         makespan = time.time() - t0
@@ -186,18 +198,27 @@ def main() -> None:
     calls = sum(1 for e in evs if e["ev"] == "call")  # completed model calls (what a provider bills)
     starts = sum(1 for e in evs if e["ev"] == "start")  # executions begun, killed ones included
     kills = sum(1 for _, what in chaos.log if what.startswith("kill"))
+    gave_up: dict[str, int] = {}  # trials recorded as infra through their give-up hook instead of a result
+    for e in evs:
+        if e["ev"] == "record" and e.get("fresh") and e.get("error_class"):
+            gave_up[e["error_class"]] = gave_up.get(e["error_class"], 0) + 1
     for when, what in chaos.log:
         print(f"{when:7.2f}s  {what}")
-    shutil.rmtree(tmp, ignore_errors=True)
     out = {"trials": len(ids), "lost": lost, "recorded_twice": twice, "extra_model_calls": calls - len(ids),
            "extra_executions": starts - len(ids),
-           "makespan_s": round(makespan, 1), "kills": kills,
+           "gave_up": gave_up, "makespan_s": round(makespan, 1), "kills": kills,
            "redis_restarts": sum(1 for _, w in chaos.log if w.startswith("redis")),
            "postgres_restarts": sum(1 for _, w in chaos.log if w.startswith("postgres"))}
+    ok = (lost == 0 and twice == 0 and kills == args.kills and out["redis_restarts"] >= 1
+          and out["postgres_restarts"] >= 1)
+    if ok:
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:  # what a miss needs to be understood: the workers' logs and the jobs' own events
+        unfinished = [i for i in ids if states.get(i, ("missing", 0))[0] != "done" or fresh.get(i, 0) == 0]
+        print(f"kept {tmp} (worker logs under host-*/logs, events.jsonl); not done: {unfinished[:20]}")
     print(json.dumps(out))
     # A run whose chaos did not all happen proves less than it claims: that is a miss too.
-    sys.exit(0 if lost == 0 and twice == 0 and kills == args.kills and out["redis_restarts"] >= 1
-             and out["postgres_restarts"] >= 1 else 1)
+    sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":

@@ -1,15 +1,20 @@
-"""Overhead of envqa's scheduling layer (claims, leases, policy) over stock RQ, uncontended and contended.
+"""Overhead of envqa's scheduling layer over stock rq 3 with the same features, uncontended and contended.
 
-Both sides use the same redis-server (unix socket), the same enqueue (`Queue.enqueue_many`) and RQ's
-SimpleWorker code path (QAWorker is a SimpleWorker that claims through the broker). Only the drain is
-timed. Redis commands are counted by Redis itself (CONFIG RESETSTAT before the drain, INFO commandstats
-after: commands run inside our Lua scripts count one by one), minus the benchmark's own few commands.
+Like with like: both sides run rq's own SimpleWorker with its scheduler (`with_scheduler`) and the same
+logging (rq's WARNING and above: what `qa worker` prints; rq's per-job INFO lines cost as much as a job),
+rq's worker heartbeats and result storage (result_ttl 3600), rq 3's RateLimit with the same concurrency per queue, and
+rq's Retry for the failures. What only ours adds is what is measured: the product's enqueue
+(envqa.scheduler.jobs.enqueue: policy in job.meta, the failure callback that records a give-up), its job
+wrapper (envqa.scheduler.dispatch.run_envelope: the park check, the execution count, the lease thread that
+keeps the execution's heartbeat at lease_ttl, SIGTERM hand-back) and its worker wrapper
+(envqa.scheduler.worker.run_worker). Same redis-server (a free 127.0.0.1 port, started here), same job
+functions; only the drain is timed. Redis commands are counted by Redis itself (CONFIG RESETSTAT before the
+drain, INFO commandstats after), minus the benchmark's own few commands.
 
-  uncontended  one in-process worker, one queue, a limit that never binds, no failures
-  contended    4 worker processes, two queues with limits 2 and 1 (3 slots for 4 workers: the limits
-               bind), 10% of the jobs fail once and are retried (RQ: Retry(max=1); envqa: its policy, with
-               a zero backoff like RQ's default interval). Stock RQ has no limits, so its 4 workers run up to 4
-               jobs at once where ours run 3: on a loaded 2-core machine that alone costs us some CPU share
+  uncontended  one worker process, one queue, a limit (4) that never binds, no failures
+  contended    4 worker processes, two queues with limits 2 and 1 (3 slots for 4 workers: the limits bind),
+               10% of the jobs fail once and are retried at once (rq: Retry(max=1); envqa: its policy with a
+               zero backoff, which it turns into the same Retry)
 
 The machine is shared, so the sides alternate (rq, ours, ours, rq, ...): a burst of outside load hits
 both alike.
@@ -24,42 +29,59 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 from redis import Redis
-from rq import Queue, Retry
-from rq.worker import SimpleWorker
+from rq import Queue, Retry, SimpleWorker
+from rq.rate_limit import RateLimit
 
 from envqa.core.config import SchedulerSettings
-from envqa.scheduler.broker import Broker
 from envqa.scheduler.embedded import RedisServer
-from envqa.scheduler.jobs import publish_settings
-from envqa.scheduler.worker import QAWorker
+from envqa.scheduler.jobs import JobEnvelope, enqueue
+from envqa.scheduler.worker import run_worker
 
 GOAL = 1.2
 HERE = Path(__file__).resolve().parent
 QUEUE = "bench/noop"
+UNCONTENDED_LIMIT = 4
 CONTENDED = {"bench/q1": 2, "bench/q2": 1}
 CONTENDED_WORKERS = 4
 FAIL_EVERY = 10  # every 10th job fails once
+NOOP = "envqa.scheduler.simulate.noop"
+FLAKY = "bench_jobs.flaky"
 
 
-def fill(conn: Redis, queues: list[str], n: int, fail_every: int = 0, retry: bool = False) -> None:
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def our_settings(limits: dict[str, int]) -> SchedulerSettings:
+    return SchedulerSettings(models={q: {"concurrency": n, "backoff_base_sec": 0.0, "jitter": 0.0, "max_attempts": 2}
+                                     for q, n in limits.items()})
+
+
+def fill(side: str, conn: Redis, limits: dict[str, int], n: int, fail_every: int = 0) -> None:
+    """n jobs round-robin over the queues; not timed."""
     conn.flushdb()
-    for start in range(0, n, 1000):
-        batch: dict[str, list] = {q: [] for q in queues}
-        for i in range(start, min(n, start + 1000)):
-            fail = bool(fail_every) and i % fail_every == 0
-            batch[queues[i % len(queues)]].append(Queue.prepare_data(
-                "bench_jobs.flaky" if fail_every else "envqa.scheduler.simulate.noop",
-                kwargs={"payload": {"fail": fail}} if fail_every else None, result_ttl=3600,
-                retry=Retry(max=1) if retry else None))
-        for q, jobs in batch.items():
-            if jobs:
-                Queue(q, connection=conn).enqueue_many(jobs)
+    queues = list(limits)
+    settings = our_settings(limits)
+    for i in range(n):
+        q = queues[i % len(queues)]
+        func = FLAKY if fail_every else NOOP
+        payload = {"fail": i % fail_every == 0} if fail_every else {}
+        if side == "ours":
+            enqueue(conn, JobEnvelope(job_id=f"j{i}", queue=q, func=func, payload=payload, timeout_sec=600), settings)
+        else:
+            Queue(q, connection=conn).enqueue(func, kwargs={"payload": payload}, job_id=f"j{i}", job_timeout=600,
+                                              result_ttl=3600, rate_limit=RateLimit(q, concurrency=limits[q]),
+                                              retry=Retry(max=1) if fail_every else None)
 
 
 def finished(conn: Redis, queues: list[str]) -> int:
@@ -71,59 +93,46 @@ def commands(conn: Redis) -> int:
     return sum(v["calls"] for k, v in stats.items() if k not in ("cmdstat_info", "cmdstat_config"))
 
 
-def our_settings(limits: dict[str, int]) -> SchedulerSettings:
-    return SchedulerSettings(models={q: {"concurrency": n, "backoff_base_sec": 0.0, "jitter": 0.0, "max_attempts": 3}
-                                     for q, n in limits.items()})
-
-
-def drain_uncontended(side: str, conn: Redis, n: int) -> tuple[float, int]:
-    fill(conn, [QUEUE], n)
-    if side == "rq":
-        worker = SimpleWorker([Queue(QUEUE, connection=conn)], connection=conn)
-    else:
-        settings = our_settings({QUEUE: 4})
-        publish_settings(Broker(conn), settings, QUEUE)
-        worker = QAWorker([QUEUE], connection=conn, settings=settings)
-    conn.config_resetstat()
-    t0 = time.perf_counter()
-    worker.work(burst=True, logging_level="ERROR")
-    took = time.perf_counter() - t0
-    cmds = commands(conn)
-    assert finished(conn, [QUEUE]) == n, (side, finished(conn, [QUEUE]), n)
-    return took, cmds
-
-
-def drain_contended(side: str, conn: Redis, url: str, n: int) -> tuple[float, int]:
-    queues = list(CONTENDED)
-    fill(conn, queues, n, fail_every=FAIL_EVERY, retry=side == "rq")
-    settings = our_settings(CONTENDED)
-    if side == "ours":
-        for q in queues:
-            publish_settings(Broker(conn), settings, q)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
-    procs = [subprocess.Popen([sys.executable, str(HERE / "bench_jobs.py"), side, url, ",".join(queues),
-                               settings.model_dump_json()], env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL) for _ in range(CONTENDED_WORKERS)]
-    deadline = time.monotonic() + 60
-    while int(conn.get("bench:ready") or 0) < CONTENDED_WORKERS:
-        if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
-            raise SystemExit("benchmark workers did not start")
-        time.sleep(0.02)
-    time.sleep(0.2)  # every worker is inside BLPOP: its wait is not counted below
-    conn.config_resetstat()
-    t0 = time.perf_counter()
-    conn.rpush("bench:go", *["go"] * CONTENDED_WORKERS)
-    for p in procs:
-        p.wait(timeout=600)
-    if finished(conn, queues) < n:  # RQ burst workers may exit while a failed job is being re-enqueued
-        if side == "rq":
-            SimpleWorker([Queue(q, connection=conn) for q in queues], connection=conn).work(
-                burst=True, logging_level="ERROR")
-        else:
-            QAWorker(queues, connection=conn, settings=settings).work(burst=True, logging_level="ERROR")
-    took = time.perf_counter() - t0
-    cmds = commands(conn) - 1 - CONTENDED_WORKERS  # our RPUSH and the workers' BLPOPs
-    assert finished(conn, queues) == n, (side, finished(conn, queues), n)
+def drain(side: str, conn: Redis, url: str, limits: dict[str, int], n: int, workers: int, fail_every: int,
+          logs: Path) -> tuple[float, int]:
+    """Fill (not timed), start `workers` worker processes that wait for a go signal, then time the drain.
+    Each side's workers run in processes of their own, so neither inherits the other's logging set-up."""
+    queues = list(limits)
+    fill(side, conn, limits, n, fail_every=fail_every)
+    settings = our_settings(limits)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))}
+    procs = []
+    for i in range(workers):
+        with open(logs / f"{side}-{i}.log", "ab") as out:
+            procs.append(subprocess.Popen([sys.executable, str(HERE / "bench_jobs.py"), side, url, ",".join(queues),
+                                           settings.model_dump_json()], env=env, stdout=out, stderr=subprocess.STDOUT))
+    try:
+        deadline = time.monotonic() + 60
+        while int(conn.get("bench:ready") or 0) < workers:
+            if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+                raise SystemExit(f"{side}: benchmark workers did not start (logs under {logs})")
+            time.sleep(0.02)
+        time.sleep(0.2)  # every worker is inside BLPOP: its wait is not counted below
+        conn.config_resetstat()
+        t0 = time.perf_counter()
+        conn.rpush("bench:go", *["go"] * workers)
+        for p in procs:
+            p.wait(timeout=600)
+        if finished(conn, queues) < n:  # a burst worker may exit while a failed job waits for its retry
+            if side == "rq":
+                SimpleWorker([Queue(q, connection=conn) for q in queues], connection=conn).work(
+                    burst=True, logging_level="WARNING", with_scheduler=True)
+            else:
+                run_worker(conn, queues, settings, burst=True)
+        took = time.perf_counter() - t0
+    finally:
+        for p in procs:  # only our own worker processes, by pid
+            if p.poll() is None:
+                p.kill()
+                p.wait(timeout=10)
+    cmds = commands(conn) - 1 - workers  # our RPUSH and the workers' BLPOPs
+    if finished(conn, queues) != n:
+        raise SystemExit(f"{side}: {finished(conn, queues)} of {n} jobs finished on {queues}")
     return took, cmds
 
 
@@ -133,7 +142,8 @@ def main() -> None:
     ap.add_argument("--contended-jobs", type=int, default=400, help="contended jobs per side and round")
     ap.add_argument("--rounds", type=int, default=6, help="short alternating rounds: outside load hits both sides")
     args = ap.parse_args()
-    server = RedisServer().start()
+    tmp = Path(tempfile.mkdtemp(prefix="envqa-bench-dispatch-"))
+    server = RedisServer(tmp / "redis", port=free_port()).start()
     t = {k: 0.0 for k in ("rq", "ours", "rq_c", "ours_c")}
     c = dict.fromkeys(t, 0)
     try:
@@ -141,11 +151,12 @@ def main() -> None:
         for i in range(args.rounds):
             order = ("rq", "ours") if i % 2 == 0 else ("ours", "rq")
             for side in order:
-                took, cmds = drain_uncontended(side, conn, args.jobs)
+                took, cmds = drain(side, conn, server.url, {QUEUE: UNCONTENDED_LIMIT}, args.jobs, 1, 0, tmp)
                 t[side] += took
                 c[side] += cmds
             for side in order[::-1]:
-                took, cmds = drain_contended(side, conn, server.url, args.contended_jobs)
+                took, cmds = drain(side, conn, server.url, CONTENDED, args.contended_jobs, CONTENDED_WORKERS,
+                                   FAIL_EVERY, tmp)
                 t[f"{side}_c"] += took
                 c[f"{side}_c"] += cmds
             print(f"round {i + 1}: uncontended rq {t['rq']:.2f}s envqa {t['ours']:.2f}s | "

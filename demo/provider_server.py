@@ -3,8 +3,10 @@
 
 Tests and demos point the real SDKs at it (ANTHROPIC_BASE_URL=http://127.0.0.1:N,
 OPENAI_BASE_URL=http://127.0.0.1:N/v1). It replays a script (demo/script.py) and can answer
-429 with Retry-After, 500, 529, 401, or slowly. `GET /_fake/requests` returns what it was asked
-(model, endpoint, message count, tools) without headers, so no key is ever kept.
+429 with Retry-After, 500, 529, 401, or slowly, and can enforce a model's concurrency limit as real
+providers do (429 + Retry-After beyond it). `GET /_fake/requests` returns what it was asked (model,
+endpoint, message count, tools, the model's requests in progress on arrival) without headers, so no key
+is ever kept.
 
     python -m envqa.demo.provider_server --script FILE --port N
 """
@@ -39,6 +41,8 @@ class FakeProviderServer(LocalHTTPServer):
         self.requests: list[dict] = []
         self._fault_uses: dict[tuple[str, int], int] = {}
         self._seen: dict[str, int] = {}
+        self._first: dict[str, float] = {}  # model -> monotonic time of its first request
+        self._inflight: dict[str, int] = {}
         self._lock = threading.Lock()
         self._listen(_handler_for(self), port)
 
@@ -46,12 +50,30 @@ class FakeProviderServer(LocalHTTPServer):
     def next_fault(self, model: str) -> Fault | None:
         with self._lock:
             seen = self._seen[model] = self._seen.get(model, 0) + 1
+            age = time.monotonic() - self._first.setdefault(model, time.monotonic())
             for i, fault in enumerate(self.script.for_model(model).faults):
                 used = self._fault_uses.get((model, i), 0)
+                if fault.window_sec is not None and age >= fault.window_sec:
+                    continue
                 if seen > fault.after and (fault.times < 0 or used < fault.times):
                     self._fault_uses[(model, i)] = used + 1
                     return fault
         return None
+
+    def admit(self, model: str) -> int | None:
+        """Count a request as in progress: the model's count with it, or None (not counted) when the
+        model's scripted `concurrency` is already reached."""
+        limit = self.script.for_model(model).concurrency
+        with self._lock:
+            n = self._inflight.get(model, 0)
+            if limit is not None and n >= limit:
+                return None
+            self._inflight[model] = n + 1
+            return n + 1
+
+    def done(self, model: str) -> None:
+        with self._lock:
+            self._inflight[model] -= 1
 
     def turn_for(self, model: str, assistant_turns: int, first_user_text: str = "") -> Turn:
         turns = self.script.for_model(model).turns_for(first_user_text)
@@ -104,14 +126,27 @@ def _handler_for(server: FakeProviderServer):
                 entry["status"] = 401
                 return self._error(dialect, 401, "invalid x-api-key" if dialect == "anthropic"
                                    else "Incorrect API key provided")
+            inflight = entry["inflight"] = server.admit(model)
+            if inflight is None:  # over the model's own limit: refused, never in progress
+                entry["status"], entry["over_limit"] = 429, True
+                retry_after = server.script.for_model(model).concurrency_retry_after
+                return self._error(dialect, 429, "concurrency limit reached", {"retry-after": f"{retry_after:g}"})
+            try:
+                reply = self._answer(body, dialect, model, messages, entry)
+            finally:
+                server.done(model)  # before the reply is sent: a client that reacts to it finds the slot free
+            self._send(*reply)
+
+        def _answer(self, body: dict, dialect: str, model: str, messages: list, entry: dict) -> tuple:
+            """(status, payload, headers) for an admitted request: a scripted fault or the next turn."""
             fault = server.next_fault(model)
             if fault is not None:
                 time.sleep(fault.delay)
                 if fault.status is not None:
                     entry["status"] = fault.status
                     headers = {"retry-after": f"{fault.retry_after:g}"} if fault.retry_after is not None else {}
-                    return self._error(dialect, fault.status, fault.message or f"scripted HTTP {fault.status}",
-                                       headers)
+                    return (fault.status, _error_body(dialect, fault.status,
+                                                      fault.message or f"scripted HTTP {fault.status}"), headers)
             turn = server.turn_for(model, sum(1 for m in messages if m.get("role") == "assistant"),
                                    _first_user_text(messages))
             time.sleep(turn.delay)
@@ -119,21 +154,22 @@ def _handler_for(server: FakeProviderServer):
             usage_out = turn.usage.output if turn.usage.output is not None else max(1, len(turn.text) // 4 + 10)
             payload = (_anthropic_reply(model, turn, usage_in, usage_out) if dialect == "anthropic"
                        else _openai_reply(model, turn, usage_in, usage_out))
-            self._send(200, payload)
+            return 200, payload, None
 
         def _error(self, dialect: str, status: int, message: str, headers: dict | None = None) -> None:
-            if dialect == "anthropic":
-                body = {"type": "error", "error": {"type": ANTHROPIC_ERROR_TYPES.get(status, "api_error"),
-                                                   "message": message}}
-            else:
-                code = {429: "rate_limit_exceeded", 401: "invalid_api_key"}.get(status)
-                body = {"error": {"message": message, "type": "error", "code": code}}
-            self._send(status, body, headers)
+            self._send(status, _error_body(dialect, status, message), headers)
 
         def _send(self, status: int, payload: Any, headers: dict | None = None) -> None:
             send_reply(self, status, payload, headers)
 
     return Handler
+
+
+def _error_body(dialect: str, status: int, message: str) -> dict:
+    if dialect == "anthropic":
+        return {"type": "error", "error": {"type": ANTHROPIC_ERROR_TYPES.get(status, "api_error"), "message": message}}
+    code = {429: "rate_limit_exceeded", 401: "invalid_api_key"}.get(status)
+    return {"error": {"message": message, "type": "error", "code": code}}
 
 
 def _tool_name(tool: dict) -> str:

@@ -17,6 +17,10 @@
         faults:                     # answered first, in order, each `times` times (-1: forever)
           - {status: 429, retry_after: 7, times: 1}
           - {status: 500, after: 4}     # the model's 5th request fails once
+          - {status: 429, retry_after: 3, times: -1, window_sec: 3}  # a storm: every request in the 3 s
+                                        #   from the model's first request
+        concurrency: 3              # optional: the provider's own limit; a request that arrives while 3 of
+        concurrency_retry_after: 1  #   the model's are in progress gets 429 with this Retry-After
 
 Choosing a turn by the number of assistant turns in the request makes replay stateless: concurrent
 trials of one model each walk the same transcript. Faults are the only state (a counter per model).
@@ -66,6 +70,8 @@ class Fault(Strict):
     delay: float = Field(default=0.0, ge=0)
     times: int = Field(default=1, description="-1 repeats forever")
     after: int = Field(default=0, ge=0, description="let this many of the model's requests through first")
+    window_sec: float | None = Field(default=None, gt=0, description="only within this many seconds of the "
+                                     "model's first request (a time-bound storm); None: any time")
 
 
 class Branch(Strict):
@@ -77,6 +83,8 @@ class ModelScript(Strict):
     turns: list[Turn] = Field(default_factory=list)
     branches: list[Branch] = Field(default_factory=list)
     faults: list[Fault] = Field(default_factory=list)
+    concurrency: int | None = Field(default=None, ge=1, description="requests in progress at once; beyond: 429")
+    concurrency_retry_after: float = Field(default=1.0, ge=0)
 
     def turns_for(self, first_user_text: str) -> list[Turn]:
         return next((b.turns for b in self.branches if b.when in first_user_text), self.turns)

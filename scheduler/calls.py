@@ -23,8 +23,7 @@ import structlog
 from envqa.core.config import QAConfig
 from envqa.core.executor import CALL_BODY, CALL_GIVE_UP, Call
 from envqa.core.queues import queue_for_model
-from envqa.scheduler.broker import Broker
-from envqa.scheduler.jobs import JobEnvelope, enqueue
+from envqa.scheduler.jobs import JobEnvelope, enqueue, recover_abandoned
 from envqa.scheduler.payloads import by_reference
 from envqa.store.db import Store
 
@@ -49,10 +48,9 @@ def enqueue_and_follow(store: Store, conn, envelopes: dict, settings, *, end: fl
     `done` or `failed` or the monotonic `end` passes; jobs still open are put back every `reconcile_sec`
     (Redis lost them in a restart). `tick` runs on every poll: the caller's liveness checks, which raise to
     end the wait. Returns {job_id: row} for the jobs that finished."""
-    broker = Broker(conn, settings.lease_ttl_sec)
     for job_id, envelope in envelopes.items():
         if store.mark_call_queued(job_id, envelope.queue):
-            enqueue(conn, broker, envelope, settings)
+            enqueue(conn, envelope, settings)
     rows: dict[str, dict] = {}
     open_ids = set(envelopes)
     last_reconcile = time.monotonic()
@@ -67,7 +65,8 @@ def enqueue_and_follow(store: Store, conn, envelopes: dict, settings, *, end: fl
         if tick is not None:
             tick()
         if time.monotonic() - last_reconcile > reconcile_sec:
+            recover_abandoned(conn, {envelopes[j].queue for j in open_ids})
             for job_id in open_ids:
-                enqueue(conn, broker, envelopes[job_id], settings)
+                enqueue(conn, envelopes[job_id], settings)
             last_reconcile = time.monotonic()
         time.sleep(poll_sec)

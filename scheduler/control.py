@@ -17,7 +17,6 @@ from redis import Redis
 
 from envqa.core.config import QAConfig
 from envqa.core.executor import GRAPH_BODY, GRAPH_GIVE_UP
-from envqa.scheduler.broker import Broker
 from envqa.scheduler.executors import redis_url
 from envqa.scheduler.jobs import JobEnvelope, enqueue
 from envqa.scheduler.payloads import by_reference
@@ -46,6 +45,6 @@ def enqueue_graph(config: QAConfig, run_id: str, *, kind: str, env_dir: str | No
         payload=by_reference(Store(config.db_path), payload, str(Path(config.db_path).resolve())),
         on_give_up=GRAPH_GIVE_UP, timeout_sec=config.scheduler.job_timeout_sec)
     conn = Redis.from_url(redis_url(config))
-    enqueue(conn, Broker(conn, config.scheduler.lease_ttl_sec), envelope, config.scheduler)
+    enqueue(conn, envelope, config.scheduler)
     log.info("control.enqueued", run_id=run_id, job_id=envelope.job_id)
     return envelope.job_id

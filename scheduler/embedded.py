@@ -23,6 +23,7 @@ from redis import Redis
 from envqa.core.errors import InfraError
 
 SETTINGS_ENV = "QA_SCHEDULER_SETTINGS"
+PARENT_ENV = "QA_WORKER_PARENT_PID"  # set for the workers a pool starts (envqa.scheduler.worker watches it)
 PR_SET_PDEATHSIG = 1
 
 
@@ -127,7 +128,8 @@ class WorkerPool:
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
             out = open(self.log_dir / f"worker-{len(self.procs)}.log", "ab")
-        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=self.env,
+        env = {**self.env, PARENT_ENV: str(os.getpid())}  # the worker also watches for this process's death
+        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env,
                                 start_new_session=True, preexec_fn=_die_with_parent)
         if out is not subprocess.DEVNULL:
             out.close()

@@ -1,48 +1,44 @@
-"""Everything the scheduler takes from rq beyond its documented API, in one place.
+"""What the scheduler takes from rq, listed in one place with a test (tests/scheduler/test_rq_adapter.py) that
+fails on an rq release which no longer has it, before any worker does.
 
-`QAWorker` claims through our broker instead of popping queues, so it replaces one step of rq's work loop
-(`dequeue_job_and_maintain_ttl`) and runs a job's bookkeeping itself (execution record, result, status,
-registries). Those are rq internals: rq 3.0 changed `handle_job_success`'s signature and every worker
-crash-looped. Keeping them here, listed in `REQUIRED`, means one file to port and one test
-(tests/scheduler/test_rq_adapter.py) that fails on an rq release which no longer has them, before any
-worker does. The key layout our Lua scripts share with rq (`rq:queue:<name>`, `rq:job:<id>`) is read from
-rq's own class attributes, never spelled out elsewhere.
+Since issue 22 this is documented rq 3 API only: no worker internal is overridden and no private attribute is
+touched (rq 3.0 changed `handle_job_success`'s signature and the old QAWorker, which drove it, crash-looped).
+`REQUIRED` names every rq call the scheduler makes beyond enqueue/fetch: a RateLimit per queue, Retry with
+intervals, a failure callback, returning Retry from a job (a park), the execution heartbeat the lease thread
+renews, registry cleanup for abandoned jobs, and the worker options `qa worker` sets.
 """
 
 from __future__ import annotations
 
 import inspect
-from contextlib import AbstractContextManager
 
-from rq import Queue
-from rq.job import Job, JobStatus
-from rq.utils import now
-from rq.worker import SimpleWorker
+from rq import Callback, Queue, Retry, SimpleWorker, Worker
+from rq.executions import Execution, ExecutionRegistry
+from rq.job import Job
+from rq.rate_limit import RateLimit, RateLimitRegistry
+from rq.registry import StartedJobRegistry
 
-# rq's Redis key prefixes: the broker's Lua scripts LPOP/LPUSH rq's queue lists and check job hashes.
+# rq's Redis key prefixes, for tests that read rq's state raw (they are public class attributes).
 QUEUE_PREFIX: str = Queue.redis_queue_namespace_prefix
 JOB_PREFIX: str = Job.redis_job_namespace_prefix
 
-# (owner, attribute, parameters it must accept). The test checks each one; `uses()` lists them.
+# (owner, attribute, parameters it must accept). The test checks each one.
 REQUIRED: list[tuple[type, str, tuple[str, ...]]] = [
-    (SimpleWorker, "dequeue_job_and_maintain_ttl", ("timeout", "max_idle_time")),  # we override it
-    (SimpleWorker, "execute_job", ("job", "queue")),  # we override it
-    (SimpleWorker, "_install_signal_handlers", ()),  # we override it (SIGTERM = cold stop)
-    (SimpleWorker, "request_stop", ("signum", "frame")),
-    (SimpleWorker, "subscribe", ()),  # we override it with nothing (no pubsub thread)
-    (SimpleWorker, "prepare_execution", ("job",)),
-    (SimpleWorker, "prepare_job_execution", ("job",)),
-    (SimpleWorker, "handle_job_success", ("job", "queue", "started_job_registry")),
-    (SimpleWorker, "handle_job_failure", ("job", "queue", "started_job_registry", "exc_string")),
-    (SimpleWorker, "cleanup_execution", ("job", "pipeline")),
-    (SimpleWorker, "death_penalty_class", ()),
-    (SimpleWorker, "set_state", ("state",)),
-    (SimpleWorker, "heartbeat", ()),  # an idle worker's, every 10 s (QAWorker.dequeue_job_and_maintain_ttl)
-    (Job, "perform", ()),
-    (Job, "restore", ("raw_data",)),  # a job from the hash the claim script read (no second round trip)
-    (Job, "set_status", ("status", "pipeline")),
-    (Queue, "redis_queue_namespace_prefix", ()),
-    (Job, "redis_job_namespace_prefix", ()),
+    (Queue, "enqueue_call", ("func", "kwargs", "timeout", "result_ttl", "failure_ttl", "job_id", "meta", "retry",
+                             "on_failure", "rate_limit")),
+    (RateLimit, "__init__", ("key", "concurrency")),
+    (RateLimitRegistry, "register", ("concurrency", "pipeline")),
+    (RateLimitRegistry, "get_rate_limited_job_count", ()),
+    (Retry, "__init__", ("max", "interval", "enqueue_at_front")),
+    (Callback, "__init__", ("func",)),
+    (Execution, "heartbeat", ("started_job_registry", "ttl", "pipeline")),
+    (ExecutionRegistry, "get_executions", ()),
+    (StartedJobRegistry, "cleanup", ()),
+    (SimpleWorker, "__init__", ("queues", "name", "connection", "maintenance_interval", "job_monitoring_interval",
+                                "worker_ttl")),
+    (SimpleWorker, "work", ("burst", "logging_level", "max_idle_time", "with_scheduler")),
+    (Worker, "all", ("connection",)),
+    (Job, "save_meta", ()),
 ]
 
 
@@ -70,56 +66,23 @@ def problems() -> list[str]:
     return out
 
 
-def begin(worker: SimpleWorker, job: Job) -> None:
-    """rq's execution record, registries and worker state for a job about to run in this process."""
-    worker.prepare_execution(job)
-    worker.prepare_job_execution(job)
-    job.started_at = job.last_heartbeat
+def release_pubsub(worker: SimpleWorker, timeout: float = 2.0) -> bool:
+    """End the pubsub thread rq's teardown leaves behind; True when no such thread is left.
 
-
-def job_from_hash(job_id: str, raw: dict[bytes, bytes], connection,
-                  serializer=None) -> Job:
-    """The job as `Job.fetch` would load it, from the hash the claim script already returned."""
-    job = Job(job_id, connection=connection, serializer=serializer)
-    job.restore(raw)
-    return job
-
-
-def time_limit(worker: SimpleWorker, seconds: int, exception: type[BaseException], job_id: str) -> AbstractContextManager:
-    """rq's death penalty (SIGALRM): raises `exception` in the job after `seconds`."""
-    return worker.death_penalty_class(seconds, exception, job_id=job_id)
-
-
-def finish_success(worker: SimpleWorker, job: Job, queue: Queue, value) -> None:
-    """Store the return value and move the job to rq's finished registry."""
-    job._result = value
-    job.ended_at = now()
-    job._status = JobStatus.FINISHED
-    worker.handle_job_success(job=job, queue=queue, started_job_registry=queue.started_job_registry)
-
-
-def finish_failure(worker: SimpleWorker, job: Job, queue: Queue, exc_string: str) -> None:
-    job.ended_at = now()
-    worker.handle_job_failure(job=job, queue=queue, started_job_registry=queue.started_job_registry,
-                              exc_string=exc_string)
-
-
-def mark_failed(job: Job) -> None:
-    """Last resort when rq's failure bookkeeping itself raised: at least its status says failed."""
-    job.set_status(JobStatus.FAILED)
-
-
-def mark_waiting(worker: SimpleWorker, job: Job, parked: bool) -> None:
-    """The job goes back to our broker (parked queue or delayed retry): rq's view first, so that a fast
-    re-claim by another worker is not overwritten by this one's late cleanup."""
-    with worker.connection.pipeline() as p:
-        job.set_status(JobStatus.QUEUED if parked else JobStatus.SCHEDULED, pipeline=p)
-        worker.cleanup_execution(job, pipeline=p)
-        p.execute()
-
-
-def forget_execution(worker: SimpleWorker, job: Job) -> None:
-    """This worker lost the job's lease: drop its own execution record, touch nothing else."""
-    with worker.connection.pipeline() as p:
-        worker.cleanup_execution(job, pipeline=p)
-        p.execute()
+    rq 3's `unsubscribe()` stops the thread and closes the connection, but redis-py's thread then sits in
+    `subscribed_event.wait(60)` (no channel left, nothing to read), so each restarted work loop in one
+    process would leave one more thread for up to a minute. Setting that event lets it see it was stopped.
+    Uses the worker's public `pubsub`/`pubsub_thread` and redis-py's `PubSub.subscribed_event` and
+    `PubSubWorkerThread.exception_handler`.
+    """
+    thread = getattr(worker, "pubsub_thread", None)
+    if thread is None or not thread.is_alive():
+        return True
+    pubsub = getattr(worker, "pubsub", None)
+    event = getattr(pubsub, "subscribed_event", None)
+    if event is not None:
+        # woken, it reads from the connection rq closed: that error is the expected end, not news
+        thread.exception_handler = lambda exc, pubsub, thread: None
+        event.set()
+    thread.join(timeout=timeout)
+    return not thread.is_alive()

@@ -23,9 +23,9 @@ from envqa.core.environment import Environment
 from envqa.core.executor import Call, ProbeJob, ProbeOutcome, TrialView, outcome_of, result_of
 from envqa.core.models import TrialResult, TrialSpec
 from envqa.core.queues import SANDBOX_QUEUE, queue_for_model
-from envqa.scheduler.broker import Broker
 from envqa.scheduler.calls import call_envelopes, enqueue_and_follow
-from envqa.scheduler.jobs import reconcile, submit
+from envqa.scheduler.jobs import reconcile, recover_abandoned, submit
+from envqa.scheduler.status import held
 from envqa.scheduler.probe_job import probe_envelope
 from envqa.scheduler.trial_job import trial_envelope
 from envqa.store.db import Store
@@ -35,7 +35,6 @@ log = structlog.get_logger(__name__)
 EventSink = Callable[..., None]
 STALL_CHECK_SEC = 1.0
 STALL_REPORT_AFTER_SEC = 5.0
-WORKER_SILENT_MS = 15_000  # a worker says it is alive every 2 s (idle) or every lease beat (busy)
 
 
 def queue_of(spec: TrialSpec) -> str:
@@ -67,10 +66,9 @@ class RQExecutor:
         if pending:
             if self.store.shared:  # workers on other hosts read the task from the store
                 publish_environment(self.store, env.root, env.version)
-            broker = Broker(self.conn, settings.lease_ttl_sec)
             for spec in pending:
-                submit(self.store, self.conn, broker, spec, trial_envelope(spec, env.root, self.config, self.store), settings)
-            self._follow(pending, broker)
+                submit(self.store, self.conn, spec, trial_envelope(spec, env.root, self.config, self.store), settings)
+            self._follow(pending)
         by_id = {s.trial_id: self.store.get_trial(s.trial_id) for s in specs}
         results = []
         for spec in specs:
@@ -80,7 +78,7 @@ class RQExecutor:
             results.append(by_id[spec.trial_id])
         return results
 
-    def _follow(self, pending: list[TrialSpec], broker: Broker) -> None:
+    def _follow(self, pending: list[TrialSpec]) -> None:
         waiting = {s.trial_id: s for s in pending}
         started: set[str] = set()
         last_reconcile = last_check = time.monotonic()
@@ -101,10 +99,11 @@ class RQExecutor:
             if not waiting:
                 return
             if time.monotonic() - last_check > STALL_CHECK_SEC:
-                self._check_stall(broker, {queue_of(s) for s in waiting.values()})
+                self._check_stall({queue_of(s) for s in waiting.values()})
                 last_check = time.monotonic()
             if time.monotonic() - last_reconcile > self.reconcile_every_sec:
-                reconcile(self.store, self.conn, broker, self.config.scheduler, run_id=run_id)
+                recover_abandoned(self.conn, {queue_of(s) for s in waiting.values()})
+                reconcile(self.store, self.conn, self.config.scheduler, run_id=run_id)
                 last_reconcile = time.monotonic()
             time.sleep(self.poll_sec)
 
@@ -132,7 +131,6 @@ class RQExecutor:
         """Probes as jobs on the `sandbox` queue: enqueue each unless its answer is stored, follow the store's
         `calls` rows (reconciling, watching for stalls like trials), then bring the probes' trial files here
         and announce their results."""
-        broker = Broker(self.conn, self.config.scheduler.lease_ttl_sec)
         if self.store.shared:
             for env_dir, version in {(j.env_dir, j.env_version) for j in jobs}:
                 publish_environment(self.store, env_dir, version)
@@ -143,7 +141,7 @@ class RQExecutor:
             if self.watchdog is not None:
                 self.watchdog()
             if time.monotonic() - last_check > STALL_CHECK_SEC:
-                self._check_stall(broker, {SANDBOX_QUEUE})
+                self._check_stall({SANDBOX_QUEUE})
                 last_check = time.monotonic()
 
         rows = enqueue_and_follow(self.store, self.conn, {j.job_id: probe_envelope(j, self.config, self.store) for j in jobs},
@@ -165,22 +163,29 @@ class RQExecutor:
         if self.store.shared:
             fetch_trial_artifacts(self.store, spec.trial_id, self.config.runs_dir / spec.run_id / spec.trial_id)
 
-    def _check_stall(self, broker: Broker, queues: set[str]) -> None:
-        """A queue holding this run's work with no live worker claiming from it: report it, and after
+    def _check_stall(self, queues: set[str]) -> None:
+        """A queue holding this run's work with no live rq worker listening on it: report it, and after
         `stall_timeout_sec` (0: never) raise, naming the queue."""
-        live = broker.live_workers(WORKER_SILENT_MS)
-        served = {q for qs in live.values() for q in qs}
-        held = broker.waiting(sorted(queues))
+        served = live_queues(self.conn)
         now = time.monotonic()
         for q in sorted(queues):
-            if "*" in served or q in served or not held.get(q):
+            count = 0 if q in served else held(self.conn, q)
+            if not count:
                 self._stalled_since.pop(q, None)
                 continue
             since = self._stalled_since.setdefault(q, now)
             if now - since >= STALL_REPORT_AFTER_SEC:  # not while a worker is still starting
-                self.on_event("stalled", queue=q, seconds=now - since, jobs=held[q])
+                self.on_event("stalled", queue=q, seconds=now - since, jobs=count)
             limit = self.config.scheduler.stall_timeout_sec
             if limit and now - since >= limit:
-                raise InfraError(f"queue {q!r} has held {held[q]} job(s) for {now - since:.0f}s with no live worker "
-                                 f"claiming from it; start one: qa worker --queues {q} (or raise --stall-timeout)",
+                raise InfraError(f"queue {q!r} has held {count} job(s) for {now - since:.0f}s with no live worker "
+                                 f"listening on it; start one: qa worker --queues {q} (or raise --stall-timeout)",
                                  "stalled")
+
+
+def live_queues(conn: Redis) -> set[str]:
+    """Queues some registered rq worker listens on. rq keeps a worker's key alive with its heartbeat (`qa
+    worker`: every ~10 s when idle, worker_ttl 25 s), so a dead idle worker drops out by itself."""
+    from rq import Worker
+
+    return {q for w in Worker.all(connection=conn) for q in w.queue_names()}

@@ -18,7 +18,7 @@ from envqa.core.errors import ProviderAuthError, RateLimited, TransientProviderE
 from envqa.core.models import Outcome, TrialResult, TrialSpec
 from envqa.scheduler.jobs import JobEnvelope
 from envqa.scheduler.queues import queue_for_model
-from envqa.scheduler.worker import current_claim
+from envqa.scheduler.dispatch import current_attempt
 from envqa.store.db import Store
 
 
@@ -28,7 +28,7 @@ class SimJob(BaseModel):
     log_path: str
     latency_sec: float = 0.05
     # per execution (1st, 2nd, ...): "ok", "429:<retry_after>", "500", "auth", "hang", "crash" (the worker's
-    # loop dies: a BaseException escapes the job), "bad-repeat" (the job leaves rq a repeat count it
+    # loop dies: rq's failure bookkeeping raises outside the job, which rq's loop does not survive), "bad-repeat" (the job leaves rq a repeat count it
     # cannot compare, so rq's success bookkeeping raises after the job ran), "bad-failure" (a permanent
     # error, after leaving rq a retry count it cannot compare: rq's failure bookkeeping raises); then "ok"
     script: list[str] = Field(default_factory=list)
@@ -68,9 +68,8 @@ def sim_job(payload: dict) -> str:
     store, tid = _store(job.db_path), job.spec.trial_id
     if store.get_trial(tid) is not None:
         return "already-recorded"
-    claim = current_claim()
-    n = claim.executions if claim else 1
-    queue = claim.queue if claim else None
+    n = current_attempt()
+    queue = job.queue or queue_for_model(job.spec.model)
     action = job.script[n - 1] if n - 1 < len(job.script) else "ok"
     _log(job.log_path, ev="start", id=tid, queue=queue, n=n)
     try:
@@ -91,7 +90,10 @@ def sim_job(payload: dict) -> str:
 
                 get_current_job().retries_left = "twice"  # rq's handle_job_failure: '>' between str and int
             raise ProviderAuthError("401 invalid x-api-key (simulated)", model=job.spec.model)
-        if action == "crash":
+        if action == "crash":  # leave rq a retry count it cannot compare: its failure bookkeeping raises
+            from rq import get_current_job
+
+            get_current_job().retries_left = "crash"
             raise SimulatedCrash("the worker loop died (simulated)")
         if action == "hang":
             time.sleep(3600)

@@ -15,20 +15,31 @@ import json
 import sqlite3
 import threading
 from contextlib import contextmanager
+from datetime import timedelta
+from enum import StrEnum
 from importlib import resources
 from pathlib import Path
 from typing import Iterator
 
 from envqa.core.models import STORED, Finding, Proposal, TrialLabel, TrialResult, VersionInfo, utcnow
+from envqa.store.datasets import DatasetRecords
 from envqa.store.loop_records import LoopRecords
 from envqa.store.migrations import migrate
 from envqa.store.postgres import PgConnection, store_url
+
+class TrialStatus(StrEnum):
+    """A trial row's status: queued (submitted), running (an attempt started; `worker`/`lease_until` say whose,
+    until when), done (`result_json` is the result, written once)."""
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+
 
 # The tables, as package data (a script, not a string): see store/schema.sql and store/migrations.py.
 SCHEMA = (resources.files("envqa.store") / "schema.sql").read_text()
 
 
-class Store(LoopRecords):
+class Store(LoopRecords, DatasetRecords):
     def __init__(self, path: str | Path):
         """`path`: the SQLite file, unless it (or QA_STORE_URL) is a postgresql:// URL (store/postgres.py)."""
         self.url = store_url(path)
@@ -119,7 +130,7 @@ class Store(LoopRecords):
                       result.model_dump_json(), now)
             if row:
                 db.execute("UPDATE trials SET run_id=?, env_version=?, agent=?, model=?, purpose=?, status=?, "
-                           "result_json=?, updated_at=? WHERE trial_id=?", (*values, result.trial_id))
+                           "result_json=?, updated_at=?, lease_until=NULL WHERE trial_id=?", (*values, result.trial_id))
             else:
                 db.execute("INSERT INTO trials(run_id, env_version, agent, model, purpose, status, result_json, "
                            "updated_at, trial_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -187,12 +198,32 @@ class Store(LoopRecords):
                     (trial_id, run_id, env_version, agent, model, purpose, job_json, now, now))
             return True
 
-    def mark_trial_running(self, trial_id: str) -> bool:
-        """A worker started it (again): status running, one more attempt. False when already done."""
+    def mark_trial_running(self, trial_id: str, worker: str | None = None, lease_sec: float | None = None) -> bool:
+        """A worker started it (again): status running, one more attempt, who runs it and its lease, in one
+        statement (one transaction). False when already done."""
+        now = utcnow()
+        until = (now + timedelta(seconds=lease_sec)).isoformat() if lease_sec else None
         with self.tx() as db:
-            cur = db.execute("UPDATE trials SET status='running', attempts=attempts+1, updated_at=? "
-                             "WHERE trial_id=? AND status!='done'", (utcnow().isoformat(), trial_id))
+            cur = db.execute("UPDATE trials SET status=?, attempts=attempts+1, worker=?, lease_until=?, "
+                             "heartbeat_at=?, updated_at=? WHERE trial_id=? AND status!=?",
+                             (TrialStatus.RUNNING.value, worker, until, now.isoformat(), now.isoformat(), trial_id,
+                              TrialStatus.DONE.value))
             return cur.rowcount == 1
+
+    def renew_trial_lease(self, trial_id: str, worker: str, lease_sec: float) -> bool:
+        """The attempt's heartbeat: extend its lease; False when the trial is no longer this worker's run."""
+        now = utcnow()
+        with self.tx() as db:
+            cur = db.execute("UPDATE trials SET heartbeat_at=?, lease_until=? WHERE trial_id=? AND status=? "
+                             "AND worker=?", (now.isoformat(), (now + timedelta(seconds=lease_sec)).isoformat(),
+                                              trial_id, TrialStatus.RUNNING.value, worker))
+            return cur.rowcount == 1
+
+    def trial_lease(self, trial_id: str) -> dict | None:
+        """status, attempts, worker, lease_until, heartbeat_at of the trial's row."""
+        row = self._conn().execute("SELECT status, attempts, worker, lease_until, heartbeat_at FROM trials "
+                                   "WHERE trial_id=?", (trial_id,)).fetchone()
+        return dict(row) if row else None
 
     def trial_states(self, trial_ids: list[str]) -> dict[str, tuple[str, int]]:
         """trial_id -> (status, attempts) for the ids that have a row."""

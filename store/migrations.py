@@ -31,6 +31,14 @@ def drop_columns(db, table: str, *columns: str) -> None:
             db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
 
 
+def add_columns(db, table: str, **columns: str) -> None:
+    """Add the columns the table lacks (a new database has them already: SCHEMA creates them)."""
+    have = {d[0] for d in db.execute(f"SELECT * FROM {table} LIMIT 0").description}
+    for column, kind in columns.items():
+        if column not in have:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+
+
 MIGRATIONS: list[tuple[int, str, list[Step]]] = [
     (1, "baseline: the 0.1 schema (runs, env_versions, trials, findings, image_builds)", []),
     (2, "artifacts: trial files kept in the store, readable from any host", [
@@ -54,6 +62,12 @@ MIGRATIONS: list[tuple[int, str, list[Step]]] = [
         "ALTER TABLE runs ADD COLUMN report_at TEXT",
     ]),
     (7, "configs: configurations by content hash (jobs name theirs by hash; schema.sql creates the table)", []),
+    (8, "trials.worker, lease_until, heartbeat_at: who runs an attempt and until when, set with status and "
+        "attempts in one transaction (issue 22: the store is the one truth about a trial)", [
+        lambda db: add_columns(db, "trials", worker="TEXT", lease_until="TEXT", heartbeat_at="TEXT"),
+    ]),
+    (9, "datasets, dataset_tasks: dataset runs (qa run PATH...) and their link to each task's run; schema.sql "
+        "creates the tables", []),
 ]
 
 CREATE_MIGRATIONS = ("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "

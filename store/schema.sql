@@ -11,13 +11,15 @@ CREATE TABLE IF NOT EXISTS runs (
 -- One row per trial, from the moment it is queued. result_json is THE trial result (TrialResult); the other
 -- columns say which job the row is and where it stands, set from the spec when it is queued, before any
 -- result exists: env_version/agent/model/purpose name the job (operators and tests select by them),
--- status/attempts/spec_json drive the scheduler's reconcile. Nothing the result alone knows (outcome,
+-- status (queued|running|done)/attempts/spec_json drive the scheduler's reconcile; worker/lease_until/
+-- heartbeat_at say who runs the current attempt, until when (set with status and attempts, one transaction). Nothing the result alone knows (outcome,
 -- reward, error class) is copied into a column: migration 5 dropped those copies.
 CREATE TABLE IF NOT EXISTS trials (
     trial_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, env_version TEXT NOT NULL, agent TEXT NOT NULL,
     model TEXT, purpose TEXT, status TEXT NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0, spec_json TEXT, result_json TEXT,
-    created_at TEXT NOT NULL, updated_at TEXT NOT NULL
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+    worker TEXT, lease_until TEXT, heartbeat_at TEXT
 );
 CREATE INDEX IF NOT EXISTS trials_by_run ON trials(run_id, status);
 CREATE TABLE IF NOT EXISTS findings (
@@ -75,3 +77,13 @@ CREATE TABLE IF NOT EXISTS slack_messages (
 CREATE TABLE IF NOT EXISTS configs (
     config_hash TEXT PRIMARY KEY, config_json TEXT NOT NULL, created_at TEXT NOT NULL
 );
+-- Dataset runs (issue 25, migration 9): `qa run PATH...`; dataset_tasks links the dataset to each task's run.
+CREATE TABLE IF NOT EXISTS datasets (
+    dataset_id TEXT PRIMARY KEY, paths_json TEXT NOT NULL, options_json TEXT, config_json TEXT, status TEXT NOT NULL,
+    exit_code INTEGER, report_json TEXT, report_at TEXT, created_at TEXT NOT NULL, finished_at TEXT
+);
+CREATE TABLE IF NOT EXISTS dataset_tasks (
+    dataset_id TEXT NOT NULL, path TEXT NOT NULL, name TEXT NOT NULL, position INTEGER NOT NULL, run_id TEXT,
+    status TEXT NOT NULL, row_json TEXT, updated_at TEXT NOT NULL, PRIMARY KEY (dataset_id, path)
+);
+CREATE INDEX IF NOT EXISTS dataset_tasks_by_run ON dataset_tasks(run_id);

@@ -14,7 +14,6 @@ from redis import Redis
 
 from envqa.core.config import SchedulerSettings
 from envqa.core.models import TrialSpec
-from envqa.scheduler.broker import Broker
 from envqa.scheduler.embedded import RedisServer, WorkerPool
 from envqa.scheduler.jobs import submit
 from envqa.scheduler.simulate import SimJob, sim_envelope
@@ -25,7 +24,9 @@ from qa_testkit import QA, REPO, copy_example, run_qa, wait_for  # noqa: F401  (
 
 
 def workers_with_home(home: str) -> list[int]:
-    """Pids of live `qa worker` processes started for this QA_HOME (embedded mode must stop them all)."""
+    """Pids of live `qa worker` processes started for this QA_HOME (embedded mode must stop them all). rq's
+    scheduler, forked by a worker, shares its command line: it counts as part of its live parent, and as a
+    worker of its own once orphaned (a leftover)."""
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -37,7 +38,14 @@ def workers_with_home(home: str) -> list[int]:
             continue
         if b"envqa.app.cli\x00worker" in cmd and f"QA_HOME={home}".encode() in env.split(b"\x00"):
             found.append(int(proc.name))
-    return found
+    return [pid for pid in found if _parent(pid) not in found]
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        return int((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 class Cluster:
@@ -45,7 +53,6 @@ class Cluster:
         self.tmp, self.settings = tmp, settings
         self.server = RedisServer(tmp / "redis").start()
         self.conn = Redis.from_url(self.server.url)
-        self.broker = Broker(self.conn, settings.lease_ttl_sec)
         self.db = tmp / "store.db"
         self.store = Store(self.db)
         self.log = tmp / "events.jsonl"
@@ -61,7 +68,7 @@ class Cluster:
     def submit(self, model: str | None, index: int, **sim) -> TrialSpec:
         spec = TrialSpec(run_id="r1", env_version="v1", agent="solver", model=model, index=index)
         job = SimJob(spec=spec, db_path=str(self.db), log_path=str(self.log), **sim)
-        submit(self.store, self.conn, self.broker, spec, sim_envelope(job), self.settings)
+        submit(self.store, self.conn, spec, sim_envelope(job), self.settings)
         self.specs.append(spec)
         return spec
 

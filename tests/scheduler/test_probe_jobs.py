@@ -18,7 +18,7 @@ from envqa.scheduler.embedded import RedisServer, WorkerPool
 
 from qa_testkit import store_rows
 
-from .conftest import copy_example, run_qa
+from .conftest import copy_example, run_qa, wait_for
 
 QA_TOML = """[probes]
 enabled = ["static", "exploits"]
@@ -70,8 +70,10 @@ def test_hunt_and_gate_probes_run_on_a_worker_with_the_same_findings_as_local(tm
         worker_pids = {p.pid for p in pool.procs}
         conn = Redis.from_url(server.url)
         jobs = [Job.fetch(c["call_id"], connection=conn) for c in calls]
-        # rq's own record: each probe was a finished job of the sandbox queue, run by a named worker
-        assert jobs and all(j.get_status() == "finished" and j.origin == "sandbox" and j.worker_name for j in jobs)
+        # rq's own record: each probe was a finished job of the sandbox queue, run by a named worker (the store
+        # records first, rq's bookkeeping ends a moment later: await it, with a deadline)
+        wait_for(lambda: all(j.get_status() == "finished" for j in jobs), 15, "rq's finished status of each probe")
+        assert jobs and all(j.origin == "sandbox" and j.worker_name for j in jobs)
     finally:
         pool.stop()
         server.cleanup()

@@ -14,7 +14,7 @@ from redis import Redis
 
 from qa_testkit import store_rows
 
-from .conftest import copy_example, run_qa, workers_with_home
+from .conftest import copy_example, run_qa, wait_for, workers_with_home
 
 
 def test_oracle_trial_runs_on_an_rq_worker_end_to_end(tmp_path, qa_config, base_image):
@@ -30,7 +30,9 @@ def test_oracle_trial_runs_on_an_rq_worker_end_to_end(tmp_path, qa_config, base_
         [result] = executor.run(env, [spec])
         assert (result.outcome, result.reward) == ("pass", 1.0)
         job = Job.fetch(spec.trial_id, connection=Redis.from_url(server.url))
-        assert job.get_status() == "finished" and job.origin == "sandbox" and job.worker_name
+        # the store records first, rq's bookkeeping ends a moment later: await it, with a deadline
+        wait_for(lambda: job.get_status() == "finished", 15, "rq's finished status")
+        assert job.origin == "sandbox" and job.worker_name
         assert store.trial_states([spec.trial_id])[spec.trial_id] == ("done", 1)
         # the progress bar learns its total first ("stalled" only shows while the worker is still starting)
         assert [e for e in events if e != "stalled"] == ["trials_queued", "trial_start", "trial_done"]

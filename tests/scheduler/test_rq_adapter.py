@@ -1,30 +1,28 @@
-"""rq internals the scheduler relies on (scheduler/rq_adapter.py) exist in the installed rq, and work.
+"""The rq API the scheduler relies on (scheduler/rq_adapter.py) exists in the installed rq, and works.
 
-rq 3.0 added a required parameter to `handle_job_success`; every worker then crash-looped on its first
-job. This test is where such a release fails now: first the attribute/signature check, then one real job
-through the adapter's bookkeeping on a real redis-server, claimed through the broker's Lua script (which
-shares rq's key layout).
+rq 3.0 added a required parameter to `handle_job_success`; the old QAWorker, which drove it, then crash-looped
+on its first job. The scheduler now uses documented rq API only, listed in `REQUIRED`: this test is where a
+release that drops or changes any of it fails, first by signature, then with one real job through a real
+rq SimpleWorker on a real redis-server (RateLimit slot taken and given back, the lease heartbeat renewed).
 """
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from redis import Redis
-from rq import Queue
+from rq import Queue, SimpleWorker
 from rq.job import Job
-from rq.worker import SimpleWorker
+from rq.rate_limit import RateLimitRegistry
 
 from envqa.core.config import SchedulerSettings
 from envqa.scheduler import rq_adapter
-from envqa.scheduler.broker import Broker
+from envqa.scheduler.dispatch import rate_limit_key
 from envqa.scheduler.embedded import RedisServer
-from envqa.scheduler.worker import QAWorker
+from envqa.scheduler.jobs import JobEnvelope, enqueue
 
 
 @pytest.mark.fast
-def test_the_installed_rq_has_every_internal_the_adapter_uses():
+def test_the_installed_rq_has_every_api_the_scheduler_uses():
     assert rq_adapter.problems() == []
 
 
@@ -44,36 +42,29 @@ def redis_conn(tmp_path):
     server.cleanup()
 
 
-def test_a_job_claimed_by_the_broker_runs_through_the_adapters_bookkeeping(redis_conn):
-    ok = Queue("m/a", connection=redis_conn).enqueue_call("os.getpid", job_id="job-ok", result_ttl=600)
-    bad = Queue("m/a", connection=redis_conn).enqueue_call("os.getpid", job_id="job-bad", result_ttl=600)
-    broker = Broker(redis_conn, 30)
-    worker = QAWorker(["m/a"], connection=redis_conn, settings=SchedulerSettings())
-    try:
-        for job_id in (ok.id, bad.id):  # the claim script pops rq's own list and checks rq's job hash
-            claim = broker.claim(["m/a"], default_limit=2)
-            assert claim is not None and claim.job_id == job_id
-            # the claim carries rq's job hash: the worker builds the job from it, no second round trip
-            built = rq_adapter.job_from_hash(claim.job_id, claim.job_hash, redis_conn)
-            assert (built.id, built.func_name, built.origin) == (job_id, "os.getpid", "m/a")
-        assert broker.claim(["m/a"], default_limit=2) is None
-        queue = Queue("m/a", connection=redis_conn)
-        job = Job.fetch(ok.id, connection=redis_conn)
-        rq_adapter.begin(worker, job)
-        assert Job.fetch(ok.id, connection=redis_conn).get_status() == "started"
-        with rq_adapter.time_limit(worker, 30, TimeoutError, job.id):
-            value = job.perform()
-        rq_adapter.finish_success(worker, job, queue, value)
-        done = Job.fetch(ok.id, connection=redis_conn)
-        assert done.get_status() == "finished" and done.return_value() == os.getpid()
-        assert ok.id in queue.finished_job_registry.get_job_ids()
+def test_a_job_runs_on_a_stock_simple_worker_within_its_rate_limit(redis_conn):
+    settings = SchedulerSettings.model_validate({"models": {"m/a": {"concurrency": 1}}})
+    for i in range(2):
+        enqueue(redis_conn, JobEnvelope(job_id=f"j{i}", queue="m/a", func="envqa.scheduler.simulate.noop",
+                                        payload={}), settings)
+    limiter = RateLimitRegistry(rate_limit_key("m/a"), connection=redis_conn)
+    # limit 1: one job on rq's queue, the other held back by the RateLimit
+    assert (Queue("m/a", connection=redis_conn).count, limiter.get_rate_limited_job_count()) == (1, 1)
+    assert not enqueue(redis_conn, JobEnvelope(job_id="j0", queue="m/a", func="envqa.scheduler.simulate.noop",
+                                               payload={}), settings)  # held: never a second copy
+    SimpleWorker([Queue("m/a", connection=redis_conn)], connection=redis_conn).work(burst=True)
+    assert [Job.fetch(f"j{i}", connection=redis_conn).get_status() for i in range(2)] == ["finished"] * 2
+    assert (limiter.get_allowed_job_count(), limiter.get_rate_limited_job_count()) == (0, 0)
 
-        job = Job.fetch(bad.id, connection=redis_conn)
-        rq_adapter.begin(worker, job)
-        rq_adapter.finish_failure(worker, job, queue, "Traceback: boom")
-        failed = Job.fetch(bad.id, connection=redis_conn)
-        assert failed.get_status() == "failed" and "boom" in failed.latest_result().exc_string
-        assert bad.id in queue.failed_job_registry.get_job_ids()
-        assert queue.started_job_registry.get_job_ids() == []
-    finally:
-        worker.close()
+
+def test_restarted_work_loops_in_one_process_leave_no_pubsub_thread(redis_conn):
+    import threading
+
+    from envqa.scheduler.worker import make_worker
+
+    before = threading.active_count()
+    for _ in range(5):
+        worker = make_worker(redis_conn, ["m/a"], SchedulerSettings())
+        worker.work(burst=True, logging_level="WARNING")
+        assert rq_adapter.release_pubsub(worker)
+        assert threading.active_count() == before, sorted(t.name for t in threading.enumerate())

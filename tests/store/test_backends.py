@@ -186,3 +186,25 @@ def test_the_report_and_an_unrecorded_attempt_have_one_copy_each(target):
     assert store.record_trial(_result("t1"))
     store.save_attempt(_result("t1", outcome=Outcome.INFRA))  # too late: the recorded result stays
     assert store.get_trial("t1").outcome == Outcome.PASS and store.last_attempt("t1") is None
+
+
+def test_an_attempt_sets_status_attempts_worker_and_lease_together_and_a_result_is_recorded_once(target):
+    store = Store(target)
+    store.create_run("r1", "/envs/x")
+    assert store.mark_trial_queued("t1", "r1", "v1", "oracle", None, "validate", "{}")
+    assert store.trial_lease("t1")["status"] == "queued"
+    assert store.mark_trial_running("t1", worker="host-a:1", lease_sec=30)
+    first = store.trial_lease("t1")
+    assert (first["status"], first["attempts"], first["worker"]) == ("running", 1, "host-a:1")
+    assert first["lease_until"] > first["heartbeat_at"]  # ISO times: the lease ends 30 s after the beat
+    assert store.mark_trial_running("t1", worker="host-b:2", lease_sec=30)  # the run came back elsewhere
+    assert not store.renew_trial_lease("t1", "host-a:1", 30)  # the old run's beat no longer counts
+    assert store.renew_trial_lease("t1", "host-b:2", 30)
+    second = store.trial_lease("t1")
+    assert (second["attempts"], second["worker"]) == (2, "host-b:2")
+    assert store.record_trial(_result("t1")) is True
+    assert store.record_trial(_result("t1", outcome=Outcome.FAIL)) is False  # a second completion: a no-op
+    done = store.trial_lease("t1")
+    assert (done["status"], done["attempts"], done["lease_until"]) == ("done", 2, None)
+    assert not store.mark_trial_running("t1", worker="host-c:3", lease_sec=30)
+    assert not store.renew_trial_lease("t1", "host-b:2", 30)

@@ -1,0 +1,339 @@
+"""Our jobs on stock rq 3: how one is enqueued, and the function every rq worker runs for it.
+
+Enqueue (`enqueue_envelope`): plain `Queue.enqueue` with rq's own `RateLimit` (the queue's concurrency, held
+across every worker on every host), rq's own `Retry(max, interval)` (transient failures and abandoned jobs,
+with our backoff as the intervals), and an `on_failure` callback that records the give-up in the store. The
+queue's policy travels in `job.meta`, so a worker needs no qa.toml.
+
+Run (`run_envelope`, what any rq worker calls, `rq worker` and `rq worker-pool` included):
+- the queue is parked (a 429 said so): return `Retry(interval=rest of the park)`. rq schedules the job again
+  and frees its RateLimit slot; returning a Retry counts in rq's `number_of_retries`, never in the
+  `retries_left` that bounds attempts, so parking spends no attempt. Other queues are not touched.
+- the body raises a rate limit: park the queue (`envqa:parked:<queue>`, only ever moved later), then as above.
+- a transient error: re-raise; rq's Retry schedules the next attempt after its backoff.
+- a permanent error (or the attempts are spent): `retries_left = 0` and re-raise; rq fails the job and
+  `on_failure` records it (the job's give-up hook: a trial as infra with its class).
+- while the body runs, a thread keeps rq's execution heartbeat at `lease_ttl_sec` (instead of rq's own
+  timeout + 60 s): a worker killed with -9 leaves an execution that expires after the lease, and rq's
+  `StartedJobRegistry.cleanup` (worker maintenance, or the follower's reconcile) fails it with
+  AbandonedJobError and retries it through the same Retry; after max_attempts it ends `worker_lost`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import threading
+import time
+import traceback
+from contextvars import ContextVar
+
+import structlog
+from redis import Redis
+from rq import Callback, Queue, Retry, get_current_job
+from rq.executions import Execution, ExecutionRegistry
+from rq.exceptions import AbandonedJobError, NoSuchJobError
+from rq.job import Job, JobStatus
+from rq.rate_limit import RateLimit
+from rq.utils import import_attribute
+
+from envqa.core.config import QueueSettings, SchedulerSettings
+from envqa.core.policy import Action, backoff, decide
+from envqa.scheduler.queues import Keys, normalize_queue, queue_settings
+
+log = structlog.get_logger(__name__)
+
+RUN = "envqa.scheduler.dispatch.run_envelope"
+ON_FAILURE = "envqa.scheduler.dispatch.on_failure"
+PARK_REDIRECTS = 10**6  # a Retry returned for a park is never what ends a job: max_parks does (meta["parks"])
+# rq statuses under which Redis still holds the job to run (enqueueing it again would make a second copy)
+HELD = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED, JobStatus.RATE_LIMITED}
+_ATTEMPT: ContextVar[int] = ContextVar("envqa_attempt", default=0)
+LEASE_LOST_SIGNAL = signal.SIGUSR2
+RETURNED = "returned"  # job.meta key, in memory only: the body of this run returned
+
+
+_LEASE: ContextVar["_Lease | None"] = ContextVar("envqa_lease", default=None)
+
+
+def on_beat(hook) -> None:
+    """Run `hook()` on every lease beat of the job running now (its health in the store, say); outside a job,
+    nothing."""
+    lease = _LEASE.get()
+    if lease is not None:
+        lease.hooks.append(hook)
+
+
+def current_attempt() -> int:
+    """The running job's execution number (1 = first run; parks and retries each add one)."""
+    return _ATTEMPT.get() or 1
+
+
+def rate_limit_key(queue: str) -> str:
+    return f"envqa:{queue}"
+
+
+def enqueue_envelope(conn: Redis, envelope, settings: SchedulerSettings) -> bool:
+    """Put the job on its queue unless Redis already holds it (queued, running, scheduled or waiting for a
+    RateLimit slot); True when it was (re-)enqueued. A finished or failed copy from an earlier life is
+    replaced: the store, not Redis, said it must run."""
+    queue = normalize_queue(envelope.queue)
+    try:
+        old = Job.fetch(envelope.job_id, connection=conn)
+        if old.get_status() in HELD:
+            return False
+        old.delete()
+    except NoSuchJobError:
+        pass
+    qs = queue_settings(settings, queue)
+    attempts = qs.max_attempts or 1
+    retry = Retry(max=attempts - 1, interval=[round(backoff(i, qs), 3) for i in range(1, attempts)]) \
+        if attempts > 1 else None
+    with conn.pipeline() as p:
+        p.sadd(Keys.QUEUES, queue)
+        p.hset(Keys.LIMITS, queue, qs.concurrency or 1)
+        p.execute()
+    Queue(queue, connection=conn).enqueue_call(
+        RUN, kwargs={"envelope": envelope.model_dump(mode="json")}, job_id=envelope.job_id,
+        timeout=envelope.timeout_sec, result_ttl=3600, failure_ttl=7 * 86400, retry=retry,
+        rate_limit=RateLimit(rate_limit_key(queue), qs.concurrency or 1),
+        on_failure=Callback(ON_FAILURE), meta={"policy": qs.model_dump(mode="json"), "lease_ttl": settings.lease_ttl_sec},
+    )
+    return True
+
+
+def parked_for(conn: Redis, queue: str) -> float:
+    """Seconds the queue stays parked (0 when it is not)."""
+    raw = conn.get(Keys.parked(queue))
+    return max(0.0, int(raw) / 1000 - time.time()) if raw else 0.0
+
+
+def park(conn: Redis, queue: str, seconds: float) -> None:
+    """Park the queue until now + seconds, never earlier than it already is (two 429s: the later wins)."""
+    until = int((time.time() + seconds) * 1000)
+    with conn.pipeline() as p:  # set it if absent, else move it only later; PXAT lets the key vanish then
+        p.set(Keys.parked(queue), until, pxat=until, nx=True)
+        p.get(Keys.parked(queue))
+        _, current = p.execute()
+    if current is not None and int(current) < until:
+        conn.set(Keys.parked(queue), until, pxat=until)
+
+
+class LeaseLost(BaseException):
+    """rq took this job back (its execution expired: this worker looked dead) and another worker may run it:
+    stop now, so the trial is recorded once and the model is not paid twice."""
+
+
+class _Lease:
+    """Keeps this execution's rq heartbeat (its StartedJobRegistry score) at `ttl` seconds from now, so a
+    dead worker's job is abandoned after the lease rather than after rq's job timeout + 60 s. When the
+    execution is gone from the registry (rq's cleanup took the job back) the job is interrupted with
+    LeaseLost (SIGUSR2 to this process, handled in the main thread, where the worker runs the job)."""
+
+    def __init__(self, job: Job, ttl: float):
+        self.job, self.ttl = job, max(1, math.ceil(ttl))
+        self.lost = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="envqa-lease", daemon=True)
+        self._previous = None
+        self.hooks: list = []  # run on every beat (e.g. the trial's lease in the store): `on_beat`
+
+    def __enter__(self) -> "_Lease":
+        try:
+            self.executions = self._mine()
+            self.registry = Queue(self.job.origin, connection=self.job.connection).started_job_registry
+            self._renew()
+        except Exception as e:  # noqa: BLE001 - never fail the job for its lease: rq's own heartbeat still holds
+            log.warning("lease.unavailable", job_id=self.job.id, error=f"{type(e).__name__}: {e}")
+            self._stop.set()
+            return self
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(LEASE_LOST_SIGNAL, self._interrupt)
+        self._thread.start()
+        return self
+
+    def _mine(self) -> list[Execution]:
+        """This run's execution: the newest one rq still has (a dead worker's may linger in the job's list)."""
+        conn = self.job.connection
+        found = []
+        for execution_id in ExecutionRegistry(self.job.id, connection=conn).get_execution_ids():
+            try:
+                found.append(Execution.fetch(execution_id, self.job.id, conn))
+            except ValueError:  # gone with its TTL: an earlier, abandoned run
+                continue
+        return sorted(found, key=lambda e: e.created_at)[-1:]
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+        if self._previous is not None:
+            signal.signal(LEASE_LOST_SIGNAL, self._previous)
+
+    def _interrupt(self, signum, frame):
+        if self.lost and not self._stop.is_set():
+            raise LeaseLost()
+
+    def _renew(self) -> bool:
+        """Extend the lease; False when rq no longer counts this execution as running."""
+        conn = self.job.connection
+        with conn.pipeline() as p:
+            for execution in self.executions:
+                p.zscore(self.registry.key, execution.composite_key)
+            held = [score is not None for score in p.execute()]
+        if self.executions and not any(held):
+            return False
+        with conn.pipeline() as p:
+            for execution in self.executions:
+                execution.heartbeat(self.registry, self.ttl, pipeline=p)
+            p.execute()
+        return True
+
+    def _beat(self) -> None:
+        while not self._stop.wait(max(0.2, self.ttl / 3)):
+            for hook in list(self.hooks):
+                try:
+                    hook()
+                except Exception as e:  # noqa: BLE001 - the store away for a moment: the next beat tries again
+                    log.warning("lease.hook_failed", job_id=self.job.id, error=str(e))
+            try:
+                if self._renew():
+                    continue
+            except Exception as e:  # noqa: BLE001 - Redis away for a moment: the next beat tries again
+                log.warning("lease.renew_failed", job_id=self.job.id, error=str(e))
+                continue
+            log.warning("job.lease_lost", job_id=self.job.id, queue=self.job.origin,
+                        detail="rq took the job back; this run stops before recording anything")
+            self.lost = True
+            if self._previous is not None:
+                os.kill(os.getpid(), LEASE_LOST_SIGNAL)
+            return
+
+
+class WorkerStopping(BaseException):
+    """SIGTERM reached the worker while our job ran: a BaseException, so the job's own catch-alls let it pass."""
+
+
+class _StopOnSigterm:
+    """While the job runs in a worker's main thread, SIGTERM stops the job now (rq's own handler would wait for
+    it: a trial can run for an hour) and is passed on to rq's handler, so the worker stops after handing the job
+    back. Elsewhere (a thread, a forked horse with default handling) it changes nothing."""
+
+    def __enter__(self) -> "_StopOnSigterm":
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.getsignal(signal.SIGTERM)
+            signal.signal(signal.SIGTERM, self._stop)
+        return self
+
+    def _stop(self, signum, frame):
+        signal.signal(signal.SIGTERM, self.previous or signal.SIG_DFL)
+        if callable(self.previous):
+            try:
+                self.previous(signum, frame)  # rq: stop the work loop after this job
+            except BaseException:  # noqa: BLE001 - rq raising its own stop here: ours comes next anyway
+                pass
+        raise WorkerStopping()
+
+    def __exit__(self, *exc) -> None:
+        if self.previous is not None and signal.getsignal(signal.SIGTERM) == self._stop:
+            signal.signal(signal.SIGTERM, self.previous)
+
+
+def run_envelope(envelope: dict):
+    """What rq runs for each of our jobs (see the module docstring)."""
+    job = get_current_job()
+    queue, func = envelope["queue"], envelope["func"]
+    policy = QueueSettings.model_validate(job.meta.get("policy") or {})
+    job.meta["executions"] = int(job.meta.get("executions", 0)) + 1
+    job.meta.pop(RETURNED, None)
+    job.save_meta()
+    wait = parked_for(job.connection, queue)
+    if wait > 0:  # another job of this queue hit the provider's limit: come back when the park ends
+        return Retry(max=PARK_REDIRECTS, interval=max(1, math.ceil(wait)), enqueue_at_front=True)
+    token = _ATTEMPT.set(job.meta["executions"])
+    try:
+        with _Lease(job, float(job.meta.get("lease_ttl") or 30)) as lease, _StopOnSigterm():
+            lease_token = _LEASE.set(lease)
+            try:
+                value = import_attribute(func)(payload=envelope["payload"])
+            finally:
+                _LEASE.reset(lease_token)
+        job.meta[RETURNED] = True  # in memory: a failure after this is rq's own bookkeeping (on_failure)
+        return value
+    except LeaseLost:  # another worker may run it now: stop, record nothing; rq's copy comes back later
+        # as a no-op (the store says done) if the other run finished, or runs then if it did not
+        wait = max(5, 3 * math.ceil(float(job.meta.get("lease_ttl") or 30)))
+        return Retry(max=PARK_REDIRECTS, interval=wait)
+    except WorkerStopping:  # SIGTERM mid-job: hand it back at the front, no attempt spent; the worker stops
+        log.warning("job.handed_back", job_id=job.id, queue=queue, reason="the worker is stopping (SIGTERM)")
+        return Retry(max=PARK_REDIRECTS, interval=0, enqueue_at_front=True)
+    except Exception as exc:  # noqa: BLE001 - the policy decides; rq sees what it decided
+        parks = int(job.meta.get("parks", 0))
+        left = job.retries_left if isinstance(job.retries_left, int) else 0
+        failures = (policy.max_attempts or 1) - 1 - left
+        decision = decide(exc, failures, parks, policy)
+        log.info("job.failed", job_id=job.id, queue=queue, action=decision.action, error_class=decision.error_class,
+                 delay=round(decision.delay_sec, 3), error=str(exc)[:200])
+        if decision.action == Action.PARK:
+            park(job.connection, queue, decision.delay_sec)
+            job.meta["parks"] = parks + 1
+            job.save_meta()
+            return Retry(max=PARK_REDIRECTS, interval=max(1, math.ceil(decision.delay_sec)), enqueue_at_front=True)
+        if decision.action == Action.FAIL:
+            job.meta["give_up"] = {"error_class": decision.error_class, "message": f"{decision.reason}: {exc}"}
+            job.save_meta()
+            job.retries_left = 0  # rq's Retry must not run it again: the failure callback records it
+        raise
+    finally:
+        _ATTEMPT.reset(token)
+
+
+def on_failure(job: Job, connection: Redis, exc_type, value, tb) -> None:
+    """rq's failure callback: on the job's last failure (no retries left), record it through its give-up
+    hook. rq calls it for a raised error (in the worker) and for an abandoned job (in registry cleanup)."""
+    abandoned = exc_type is AbandonedJobError or isinstance(value, AbandonedJobError)
+    if abandoned:
+        connection.hincrby(Keys.RECLAIMED, job.origin, 1)
+    elif job.meta.get(RETURNED):
+        # The body returned (and recorded its outcome); rq's success bookkeeping raised. Running it again
+        # would only hand rq the same job to choke on: rq fails it now, and the store already has the truth.
+        log.error("job.bookkeeping_failed", job_id=job.id, queue=job.origin, stage="success",
+                  error=f"{getattr(exc_type, '__name__', exc_type)}: {value}")
+        job.retries_left = 0
+        return
+    if job.retries_left:
+        return
+    envelope = job.kwargs.get("envelope") or {}
+    hook = envelope.get("on_give_up")
+    given = job.meta.get("give_up") if not abandoned else None
+    if given:
+        error_class, message = given["error_class"], given["message"]
+    elif abandoned:
+        runs = int(job.meta.get("executions", 0)) or ((job.meta.get("policy") or {}).get("max_attempts") or 1)
+        error_class = "worker_lost"
+        message = (f"gave up after {runs} attempts: each ended with its worker dead, hung or out of its lease")
+    else:
+        policy = QueueSettings.model_validate(job.meta.get("policy") or {})
+        decision = decide(value, (policy.max_attempts or 1) - 1, int(job.meta.get("parks", 0)), policy)
+        error_class, message = decision.error_class, f"{decision.reason}: {value}"
+    log.warning("job.gave_up", job_id=job.id, queue=job.origin, error_class=error_class, message=message[:200])
+    if hook:
+        try:
+            import_attribute(hook)(payload=envelope.get("payload"), error_class=error_class, message=message)
+        except Exception as e:  # noqa: BLE001 - the store stays unfinished: the follower's reconcile runs it again
+            log.error("job.give_up_hook_failed", job_id=job.id, hook=hook, error=str(e),
+                      traceback=traceback.format_exc(limit=3))
+
+
+def set_limit(conn: Redis, settings: SchedulerSettings, queue: str) -> None:
+    """Write the queue's concurrency into rq's RateLimit registry now (`qa worker --limit`); each enqueue
+    states its own limit again."""
+    from rq.rate_limit import RateLimitRegistry
+
+    qs = queue_settings(settings, queue)
+    with conn.pipeline() as p:
+        RateLimitRegistry(rate_limit_key(queue), connection=conn).register(qs.concurrency or 1, p)
+        p.hset(Keys.LIMITS, queue, qs.concurrency or 1)
+        p.execute()
