@@ -18,7 +18,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envqa.core.errors import InputError
-from envqa.core.task_config import TaskConfig
+from envqa.core.task_config import TaskConfig, TaskOS
+from envqa.core.task_config_keys import ConfigWarning, unknown_keys
+from envqa.core.task_layout import StepFiles, bundled_tests, compose_services, resolve_steps, sidecars
 
 # Files that describe how envqa should judge an example, not part of the environment itself.
 NOT_PART_OF_VERSION = {"qa-expected.json"}
@@ -58,25 +60,69 @@ class Environment(BaseModel):
     verifier_command: str = "bash /tests/test.sh"
     reward_source: RewardSource = RewardSource.FILE
     version: str
+    warnings: list[ConfigWarning] = Field(default_factory=list)  # unknown task.toml keys (never an error)
+    steps: list[StepFiles] = Field(default_factory=list)  # [[steps]]: a multi-step task's files
+    compose_file: Path | None = None
+    compose_services: list[str] = Field(default_factory=list)
 
     @property
     def agent_timeout_sec(self) -> float:
         return self.config.agent.timeout_sec or 600.0
+
+    def not_yet_run(self) -> list[InputError]:
+        """What schema 1.4 declares that qa cannot run yet (issue 23's runtime is a later step). Running such
+        a task as a shared single-step one would misjudge it (a sidecar the solution cannot reach is a false
+        oracle-fails), so `qa run` refuses it; `qa lint` checks it."""
+        later = "qa does not run this yet; running it any other way would misjudge the task (`qa lint` checks it)"
+        toml, c = str(self.root / "task.toml"), self.config
+        out = []
+        if c.has_separate_verifier():
+            field = ("verifier.environment_mode" if c.verifier.environment_mode else
+                     "verifier.environment" if c.verifier.environment is not None else "steps")
+            out.append(InputError(toml, f"a separate verifier container (environment_mode = \"separate\"): {later}",
+                                  field))
+        if c.steps:
+            out.append(InputError(toml, f"a multi-step task ({len(c.steps)} [[steps]]): {later}", "steps"))
+        extra = sidecars(self.compose_services)
+        if extra and self.compose_file is not None:
+            out.append(InputError(str(self.compose_file), f"compose services beside main ({', '.join(extra)}): "
+                                  f"{later}", "services"))
+        if c.environment.os == TaskOS.WINDOWS:
+            out.append(InputError(toml, f"a Windows container (os = \"windows\"): {later}", "environment.os"))
+        return out
+
+    def for_step(self, step: StepFiles) -> "Environment":
+        """This task as one step sees it (its instruction, solution and tests), for the file rules."""
+        return self.model_copy(update={
+            "instruction": step.instruction.read_text(errors="replace"),
+            "solution": [FileCopy(source=step.solution.parent, target="/solution")] if step.solution else [],
+            "tests": [FileCopy(source=step.tests, target="/tests")] if step.tests else [],
+        })
 
 
 def _fail(path: Path, problem: str, field: str | None = None) -> InputError:
     return InputError(str(path), problem, field)
 
 
+_UNION_TAGS = {"str", "int", "float", "bool", "list", "dict"}
+
+
+def _field(loc: tuple) -> str | None:
+    """`steps.0.min_reward`, without the union member names pydantic adds (`float`, `function-after[...]`)."""
+    parts = [str(p) for p in loc if not (isinstance(p, str) and (p in _UNION_TAGS or "[" in p or "(" in p))]
+    return ".".join(parts) or None
+
+
 def _pydantic_error(path: Path, err: ValidationError) -> InputError:
-    first = err.errors()[0]
-    field = ".".join(str(p) for p in first["loc"]) or None
-    problem = first["msg"]
-    if first["type"] == "extra_forbidden":
-        problem = "unknown field (not part of the task.toml schema; check the spelling)"
-    elif "input" in first and first["type"] != "missing":
+    """The error to show: a validator's own message (value_error) over a union branch's type mismatch (the
+    entry `{source = "../x"}` says "no '..'", not "should be a string")."""
+    errors = err.errors()
+    first = next((e for e in errors if e["type"] == "value_error"), None) or max(errors, key=lambda e: len(e["loc"]))
+    field = _field(first["loc"])
+    problem = first["msg"].removeprefix("Value error, ")
+    if "input" in first and first["type"] != "missing" and not isinstance(first["input"], dict):
         problem = f"{problem} (got {first['input']!r})"
-    more = len(err.errors()) - 1
+    more = len({_field(e["loc"]) for e in errors}) - 1
     if more:
         problem += f" (and {more} more problem{'s' if more > 1 else ''})"
     return _fail(path, problem, field)
@@ -134,8 +180,11 @@ def iter_files(root: Path, only: list[Path] | None = None) -> list[Path]:
     return sorted(set(files), key=lambda p: p.relative_to(root).as_posix())
 
 
-def load_environment(env_dir: str | Path) -> Environment:
-    """Parse and check an environment directory; raises InputError naming the file and problem."""
+def load_environment(env_dir: str | Path, *, lint: bool = False) -> Environment:
+    """Parse and check an environment directory; raises InputError naming the file and problem.
+
+    A task that declares what qa cannot run yet (`Environment.not_yet_run`) is refused unless `lint`; with
+    `lint`, an empty instruction.md loads too (`qa lint` reports it as a finding, with the others)."""
     root = Path(env_dir)
     if not root.exists():
         raise _fail(root, "no such directory")
@@ -143,7 +192,11 @@ def load_environment(env_dir: str | Path) -> Environment:
         raise _fail(root, "not a directory: expected an environment directory")
     root = root.resolve()
     if (root / "task.toml").exists():
-        return _load_harbor(root)
+        env = _load_harbor(root, lint)
+        refused = [] if lint else env.not_yet_run()
+        if refused:
+            raise refused[0]
+        return env
     if (root / "task.yaml").exists():
         return _load_tb1(root)
     if (root / "spec.md").exists():
@@ -152,7 +205,7 @@ def load_environment(env_dir: str | Path) -> Environment:
     raise _fail(root, "not an environment: expected task.toml (Harbor) or task.yaml (Terminal-Bench 1)")
 
 
-def _load_harbor(root: Path) -> Environment:
+def _load_harbor(root: Path, lint: bool) -> Environment:
     toml_path = root / "task.toml"
     try:
         raw = tomllib.loads(_read_text(toml_path, "task.toml"))
@@ -162,13 +215,23 @@ def _load_harbor(root: Path) -> Environment:
         config = TaskConfig.model_validate(raw)
     except ValidationError as e:
         raise _pydantic_error(toml_path, e) from None
-    instruction = _read_text(root / "instruction.md", "instruction.md")
-    if not instruction.strip():
-        raise _fail(root / "instruction.md", "empty: the agent would have no instruction")
+    steps = resolve_steps(root, config)
+    instruction = ""
+    if not steps:  # a multi-step task's instructions are its steps' (Harbor: the root one is not read)
+        instruction = _read_text(root / "instruction.md", "instruction.md")
+        if not instruction.strip() and not lint:
+            raise _fail(root / "instruction.md", "empty: the agent would have no instruction")
     dockerfile = _require_file(root / "environment" / "Dockerfile", "environment/Dockerfile")
     _check_dockerfile(dockerfile)
-    solve = _require_file(root / "solution" / "solve.sh", "solution/solve.sh (the reference solution)")
-    _require_file(root / "tests" / "test.sh", "tests/test.sh (the verifier)")
+    solution: list[FileCopy] = []
+    tests: list[FileCopy] = []
+    if not steps:
+        solve = _require_file(root / "solution" / "solve.sh", "solution/solve.sh (the reference solution)")
+        solution = [FileCopy(source=solve.parent, target="/solution")]
+        if not bundled_tests(config, root / "tests"):  # a separate verifier's image may carry its tests
+            _require_file(root / "tests" / "test.sh", "tests/test.sh (the verifier)")
+        tests = [FileCopy(source=root / "tests", target="/tests")]
+    compose_file, services = compose_services(root / "environment")
     return Environment(
         root=root,
         name=(config.task.name if config.task else root.name),
@@ -177,9 +240,13 @@ def _load_harbor(root: Path) -> Environment:
         config=config,
         build_context=root / "environment",
         dockerfile=dockerfile,
-        solution=[FileCopy(source=solve.parent, target="/solution")],
-        tests=[FileCopy(source=root / "tests", target="/tests")],
+        solution=solution,
+        tests=tests,
         version=content_hash(root),
+        warnings=unknown_keys(config, str(toml_path)),
+        steps=steps,
+        compose_file=compose_file,
+        compose_services=services,
     )
 
 

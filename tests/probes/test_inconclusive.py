@@ -76,13 +76,13 @@ def test_build_failure_without_a_swap_stays_a_finding(tmp_path, qa_env, base_ima
 @pytest.mark.fast
 @pytest.mark.parametrize("command", ["run", "lint"])
 def test_json_on_a_malformed_task_is_one_object_with_error(tmp_path, qa_env, command):
-    env = write_env(tmp_path / "task", task_toml='version = "1.0"\n[agent]\ntimeout_secs = 5\n')
+    env = write_env(tmp_path / "task", task_toml='version = "1.0"\n[agent]\ntimeout_sec = "soon"\n')
     res = run_qa([command, str(env), "--json"], qa_env)
     assert res.returncode == 2
     lines = res.stdout.strip().splitlines()
     assert len(lines) == 1, res.stdout
     out = json.loads(lines[0])
-    assert "task.toml" in out["error"] and "timeout_secs" in out["error"] and out["exit_code"] == 2
+    assert "task.toml" in out["error"] and "agent.timeout_sec" in out["error"] and out["exit_code"] == 2
     assert "task.toml" in res.stderr  # the message for a person stays on stderr
 
 

@@ -95,7 +95,7 @@ def test_qa_lint_json_reports_file_and_line(qa_env):
 
 @pytest.mark.fast
 def test_qa_lint_bad_task_toml_is_exit_2(tmp_path, qa_env):
-    env = write_env(tmp_path, task_toml='version = "1.0"\n[agent]\ntimeout_secs = 5\n')
+    env = write_env(tmp_path, task_toml='version = "1.0"\n[agent]\ntimeout_sec = "soon"\n')
     res = run_qa(["lint", str(env), "--json"], qa_env)
     assert res.returncode == 2
     assert "task.toml" in json.loads(res.stdout)["error"]

@@ -1,0 +1,78 @@
+"""What `qa lint` adds for the task format itself (issue 23), and linting every step of a multi-step task.
+
+  task-config-unknown-key  (info) a task.toml key the schema does not know: named with its table and the
+                           near spelling. Harbor ignores such keys, and so does qa (never an exit 2): a
+                           task written for a newer Harbor still loads, and a typo is still seen.
+  instruction-empty        (critical) instruction.md is empty: the agent has nothing to do. `qa run` refuses
+                           to load such a task (exit 2); `qa lint` reports it with everything else.
+  verifier-script-empty    (critical) the verifier's script runs no command (comments only, as Harbor's
+                           template ships it): every trial ends without a reward, a verifier error.
+
+These come from `qa lint` only: `qa run` shows unknown keys as warnings (stderr, `--json` `warnings`) and
+refuses the other two before anything runs.
+"""
+
+from __future__ import annotations
+
+from envqa.core.environment import Environment
+from envqa.core.models import Finding, Label, Severity
+from envqa.core.parsers.shell import parse_script
+from envqa.probes.lint import lint_structure
+from envqa.probes.static import static_findings
+from envqa.probes.task_files import rel, test_script
+
+
+def unknown_key_findings(env: Environment) -> list[Finding]:
+    out = []
+    for w in env.warnings:
+        hint = f" (did you mean {w.suggestion!r}?)" if w.suggestion else ""
+        where = "at the top level" if w.table == "top level" else f"in {w.table}"
+        out.append(Finding(
+            rule="task-config-unknown-key", label=Label.BRITTLENESS, severity=Severity.INFO,
+            message=f"task.toml: unknown key {w.key!r} {where}{hint}: ignored, as Harbor ignores keys it does not "
+                    "know; a misspelt key leaves its setting at the default",
+            evidence=[f"task.toml: {where}: {w.key}"], location="task.toml",
+            fix="rename it to the suggested key, or remove it (qa lint names the table and the near spelling)"))
+    return out
+
+
+def _instruction_findings(env: Environment) -> list[Finding]:
+    files = [s.instruction for s in env.steps] if env.steps else [env.root / "instruction.md"]
+    out = []
+    for path in files:
+        if path.is_file() and not path.read_text(errors="replace").strip():
+            where = rel(env, path)
+            out.append(Finding(
+                rule="instruction-empty", label=Label.BRITTLENESS, severity=Severity.CRITICAL,
+                message=f"{where} is empty: the agent has no instruction (qa run refuses the task)",
+                evidence=[f"{where}: 0 non-blank lines"], location=where,
+                fix="write the task's instruction: what to build, where, and how it is checked"))
+    return out
+
+
+def _empty_verifier(env: Environment) -> list[Finding]:
+    script = test_script(env)
+    if script is None or any(c.reachable for c in parse_script(script.read_text(errors="replace"))):
+        return []
+    where = rel(env, script)
+    return [Finding(
+        rule="verifier-script-empty", label=Label.BRITTLENESS, severity=Severity.CRITICAL,
+        message=f"{where} runs no command: no reward is ever written, so every trial is a verifier error",
+        evidence=[f"{where}: comments and blank lines only"], location=where,
+        fix="run the task's checks and write the reward to /logs/verifier/reward.txt (0 or 1) on every path")]
+
+
+def lint_findings(env: Environment, root_agent: bool = False, unpinned_base: bool = False) -> list[Finding]:
+    """Everything `qa lint` reports from files: structure, the static rules (for each step of a multi-step
+    task, as that step sees the task), and the task-format rules above."""
+    views = [env.for_step(s) for s in env.steps] if env.steps else [env]
+    found = lint_structure(env) + unknown_key_findings(env) + _instruction_findings(env)
+    for view in views:
+        found += _empty_verifier(view) + static_findings(view, root_agent, unpinned_base)
+    seen, out = set(), []
+    for f in found:  # a step's view repeats the task-wide rules (Dockerfile, task.toml): once each
+        key = (f.rule, f.location, f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
