@@ -12,8 +12,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 from rich.syntax import Syntax
-from rich.table import Table
 
+from envqa.app.term import print_rows
 from envqa.core.models import SpecCheck
 
 
@@ -34,30 +34,31 @@ def spec_conflict_lines(proposal: dict) -> list[str]:
 
 
 def show_proposal(payload: dict, console: Console) -> None:
+    """The proposal, its diff and its gate, as plain text (a rationale or a gate detail is never markup)."""
     p = payload["proposal"]
-    console.rule(f"proposal {p['proposal_id']} for {payload.get('env_name')} (version {payload['version'][:12]})")
+    title = f"proposal {p['proposal_id']} for {payload.get('env_name')} (version {payload['version'][:12]})"
+    console.rule(escape(title))
     console.print(f"author: {p['author']}   addresses: {', '.join(p['addresses']) or '-'}   "
-                  f"request: {(payload.get('request') or {}).get('kind', '-')}", highlight=False)
+                  f"request: {(payload.get('request') or {}).get('kind', '-')}", highlight=False, markup=False)
     for line in spec_conflict_lines(p):
         console.print(f"[bold red]{escape(line)}[/]", highlight=False)
     if p.get("rationale"):
-        console.print(f"why: {p['rationale']}", highlight=False)
+        console.print(f"why: {p['rationale']}", highlight=False, markup=False)
     for effect in p.get("expected_effect") or []:
-        console.print(f"  expected: {effect}", highlight=False)
+        console.print(f"  expected: {effect}", highlight=False, markup=False)
     console.print(Syntax(payload["diff"], "diff", word_wrap=True))
     gate = payload.get("gate") or {}
     if gate:
-        table = Table(title=f"gate: {'passed' if gate['passed'] else 'FAILED'}", expand=True)
-        for col in ("check", "result", "detail"):
-            table.add_column(col)
-        for c in gate.get("checks", []):
-            table.add_row(c["name"], "[green]pass[/]" if c["passed"] else "[red]fail[/]", c.get("detail") or "")
-        console.print(table)
+        rows = [[c["name"], "[green]pass[/]" if c["passed"] else "[red]fail[/]", escape(c.get("detail") or "")]
+                for c in gate.get("checks", [])]
+        print_rows(console, f"gate: {'passed' if gate['passed'] else 'FAILED'}", ["check", "result", "detail"], rows,
+                   ("check",))
     band = payload.get("band") or {}
     if band.get("measured"):
         pooled = band["pooled"]
         console.print(f"sweep so far: pooled pass@1 {pooled['passes']}/{pooled['n']} "
-                      f"[{pooled['ci_low']:.2f}, {pooled['ci_high']:.2f}], call {band['call']}", highlight=False)
+                      f"[{pooled['ci_low']:.2f}, {pooled['ci_high']:.2f}], call {band['call']}", highlight=False,
+                      markup=False)
 
 
 def make_ask(console: Console):
@@ -70,14 +71,15 @@ def make_ask(console: Console):
             show_proposal(payload, console)
         who = cli_approver()
         while True:
-            choice = console.input("approve / reject / edit? [a/r/e] ").strip().lower()[:1]
+            # markup=False: "[a/r/e]" is rich markup syntax and would print as nothing
+            choice = console.input("approve / reject / edit? [a/r/e] ", markup=False).strip().lower()[:1]
             if choice == "a":
                 return {"action": "approve", "approver": who, "reason": None, "patch": None}
             if choice == "r":
-                reason = console.input("reason: ").strip() or "rejected at the prompt"
+                reason = console.input("reason: ", markup=False).strip() or "rejected at the prompt"
                 return {"action": "reject", "approver": who, "reason": reason, "patch": None}
             if choice == "e":
-                path = Path(console.input("file with the replacement patch: ").strip()).expanduser()
+                path = Path(console.input("file with the replacement patch: ", markup=False).strip()).expanduser()
                 if path.is_file():
                     return {"action": "edit", "approver": who, "reason": f"edited at the prompt ({path.name})",
                             "patch": path.read_text()}

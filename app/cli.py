@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 
 from envqa.core.errors import EnvQAError, InputError
-from envqa.app.cli_common import cli_config, err, fail
+from envqa.app.cli_common import cli_config, err, escape_help, fail
 from envqa.core.logs import configure_logging
 from envqa.core.verdicts import exit_code
 
@@ -23,8 +23,10 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 
 @app.command()
 def run(
-    env_dir: Optional[Path] = typer.Argument(None, help="environment directory (Harbor task.toml, or "
-                                             "Terminal-Bench task.yaml); not needed with --resume"),
+    env_dirs: Optional[list[Path]] = typer.Argument(None, metavar="PATH", help="a task directory (Harbor "
+                                                    "task.toml, or Terminal-Bench task.yaml), or a dataset: a folder "
+                                                    "of task folders (several PATHs: one dataset); not needed with "
+                                                    "--resume", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object (the report) on stdout"),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
     oracle_runs: Optional[int] = typer.Option(None, "--oracle-runs", min=1,
@@ -43,7 +45,19 @@ def run(
     generator_model: Optional[str] = typer.Option(None, "--generator-model", help="model that writes the task when "
                                                   "ENV_DIR holds only spec.md ([generator] model)"),
     run_id: Optional[str] = typer.Option(None, "--run-id", help="id for this run (default: generated)"),
-    resume: Optional[str] = typer.Option(None, "--resume", help="resume an interrupted run by its id"),
+    resume: Optional[str] = typer.Option(None, "--resume", help="resume an interrupted run (RUN_ID) or dataset "
+                                         "run (ds-...) by its id"),
+    task: Optional[list[str]] = typer.Option(None, "--task", "-t", help="dataset: run only the tasks whose name "
+                                             "matches this glob (repeatable)"),
+    exclude: Optional[list[str]] = typer.Option(None, "--exclude", "-x", help="dataset: skip the tasks whose name "
+                                                "matches this glob (repeatable)"),
+    max_tasks: Optional[int] = typer.Option(None, "--max-tasks", min=1, help="dataset: run at most N tasks (the "
+                                            "first N by name, after the filters)"),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="dataset: tasks in flight at once (default: "
+                                       "2 per core, at most one per 1.5 GB of free memory)"),
+    fmt: Optional[str] = typer.Option(None, "--format", help="text | json | markdown | github: what is printed on "
+                                      "stdout (json = --json; markdown: a pull-request comment; github: that plus "
+                                      "workflow annotations)"),
     approval: Optional[str] = typer.Option(None, "--approval", help="prompt | wait | auto: how a gated revision "
                                            "is approved (default: prompt on a terminal, else wait = exit 4)"),
     detach: bool = typer.Option(False, "--detach", help="with REDIS_URL: enqueue the run on the `control` "
@@ -51,11 +65,31 @@ def run(
     stall_timeout: Optional[float] = typer.Option(None, "--stall-timeout", min=0, help="Redis mode: exit 3 when a "
                                                   "queue holds work this many seconds with no live worker "
                                                   "(default 600; 0 waits forever)"),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="at the end, every trial and the coverage table "
+                                 "(default: a one-line coverage summary)"),
 ) -> None:
     """Build the environment, run oracle and nop trials, report what that says about it."""
     configure_logging()
+    overrides = {"oracle_runs": oracle_runs, "validate.nop_runs": nop_runs,
+                 "sweep.models": model or None, "sweep.trials": trials, "solver.actions": actions,
+                 "analyst.model": analyst_model, "hunter.model": hunter_model,
+                 "reviser.model": reviser_model, "generator.model": generator_model,
+                 "scheduler.stall_timeout_sec": stall_timeout}
+    from envqa.app.dataset_cli import check_format, run_dataset_command, wants_dataset  # issue 25: qa run PATH...
+
+    try:
+        fmt = check_format(fmt, as_json)
+    except EnvQAError as e:
+        fail(e, as_json)
+    as_json = fmt == "json"
+    if wants_dataset(env_dirs or [], resume, task, exclude, max_tasks, jobs, fmt):
+        run_dataset_command(env_dirs or [], lambda: cli_config(config, overrides), resume=resume, include=task,
+                            exclude=exclude, max_tasks=max_tasks, jobs=jobs, fmt=fmt, approval=approval,
+                            detach=detach)
+    env_dir = env_dirs[0] if env_dirs else None
     if env_dir is None and not resume:
         fail(InputError("ENV_DIR", "missing: give an environment directory, or --resume RUN_ID"), as_json)
+    warnings: list[dict] = []  # unknown task.toml keys (issue 23): shown before the run, never an exit 2
     if not resume:  # bad input fails fast, before the heavy imports and before any state is written
         from envqa.core.environment import load_environment
 
@@ -63,17 +97,17 @@ def run(
 
         try:
             if not is_spec_dir(env_dir):  # spec.md only: the generate node writes the task (issue 13)
-                load_environment(env_dir)
+                warnings = [w.public() for w in load_environment(env_dir).warnings]
         except EnvQAError as e:
             fail(e, as_json)
+        from rich.markup import escape
+
+        for w in warnings:  # escaped: a table name such as [verifier] is not markup
+            err.print(f"[yellow]warning:[/] {escape(w['message'])}", highlight=False, soft_wrap=True)
     from envqa.app.runner import execute_run  # heavy imports (docker, langgraph) only when running
 
     try:
-        cfg = cli_config(config, {"oracle_runs": oracle_runs, "validate.nop_runs": nop_runs,
-                               "sweep.models": model or None, "sweep.trials": trials, "solver.actions": actions,
-                               "analyst.model": analyst_model, "hunter.model": hunter_model,
-                               "reviser.model": reviser_model, "generator.model": generator_model,
-                               "scheduler.stall_timeout_sec": stall_timeout})
+        cfg = cli_config(config, overrides)
         rid = resume or run_id or f"run-{uuid.uuid4().hex[:10]}"
         from envqa.app.cli_runs import approval_mode, detach_run
 
@@ -89,9 +123,8 @@ def run(
         err.print("[yellow]interrupted: containers removed; resume with[/] qa run --resume " + rid)
         raise typer.Exit(130)
     if as_json:
-        sys.stdout.write(json.dumps(report) + "\n")
+        sys.stdout.write(json.dumps({**report, "warnings": warnings}) + "\n")
     else:
-        from envqa.app.cli_runs import print_loop
         from envqa.app.report import print_report
 
         if report.get("generation"):  # issue 13: spec.md -> task; every attempt (the only table when none passed)
@@ -99,8 +132,7 @@ def run(
 
             print_generation(report["generation"], Console())
         if report.get("version") or (report.get("environment") or {}).get("version"):
-            print_report(report, Console())
-            print_loop(report, Console())
+            print_report(report, Console(), verbose=verbose)  # the story in order, the pending proposal included
     raise typer.Exit(exit_code(report["verdict"]))
 
 
@@ -116,18 +148,17 @@ def lint(
     """Check an environment's files (and with --image its built image) without running any agent."""
     configure_logging()
     from envqa.core.environment import load_environment
-    from envqa.probes.lint import lint_structure
-    from envqa.probes.static import static_findings
+    from envqa.probes.task_schema import lint_findings
 
     try:
         cfg = cli_config(config, {})
-        env = load_environment(env_dir)
+        env = load_environment(env_dir, lint=True)  # lints what qa cannot run yet, and an empty instruction
     except InputError as e:
         if as_json:
             sys.stdout.write(json.dumps({"ok": False, "error": str(e), "exit_code": e.exit_code, "findings": []}) + "\n")
         fail(e)
     s = cfg.probes
-    findings = lint_structure(env) + static_findings(env, strict or s.lint_root_agent, strict or s.lint_unpinned_base)
+    findings = lint_findings(env, strict or s.lint_root_agent, strict or s.lint_unpinned_base)
     if image:
         from envqa.probes.image_checks import image_findings
         from envqa.app.runner import make_backend
@@ -192,11 +223,12 @@ def worker(
     burst: bool = typer.Option(False, "--burst", help="exit when no work is left"),
     name: Optional[str] = typer.Option(None, "--name", help="worker name (default: generated)"),
 ) -> None:
-    """Run one worker: claim jobs from queues with a free slot, run them, apply the retry policy."""
+    """Run one worker: rq's own SimpleWorker (with rq's scheduler) on these queues; `rq worker --with-scheduler` on
+    the same queues does the same work. --limit QUEUE=N sets that queue's RateLimit concurrency in Redis now."""
     configure_logging()
     try:
-        from envqa.scheduler.jobs import publish_settings
         from envqa.core.queues import normalize_queue
+        from envqa.scheduler.dispatch import set_limit
         from envqa.scheduler.worker import ALL_QUEUES, run_worker
 
         settings = _scheduler_settings(config, limit)
@@ -210,9 +242,9 @@ def worker(
         conn = Redis.from_url(_redis_url(url, config))
         flagged = [normalize_queue(q.rpartition("=")[0]) for q in limit or []]
 
-        def publish_flags(w) -> None:  # a flag given here wins over what the enqueuer published
+        def publish_flags(w) -> None:  # a flag given here wins until the next enqueue states the limit again
             for q in flagged:
-                publish_settings(w.broker, settings, q)
+                set_limit(conn, settings, q)
 
         run_worker(conn, names, settings, burst=burst, name=name, on_start=publish_flags)
     except EnvQAError as e:
@@ -359,6 +391,7 @@ def export_cmd(
 
 
 def main() -> None:
+    escape_help(app)  # help text is plain: "[analyst] model" must not read as markup
     try:
         app()
     except sqlite3.OperationalError as e:  # e.g. the state directory is read-only

@@ -30,3 +30,38 @@ def fail(e: EnvQAError, as_json: bool = False) -> None:
     # escape: a message may quote a log ("[/work/...]" would read as markup)
     err.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)  # never fold a path in two
     raise typer.Exit(e.exit_code)
+
+
+def escape_help(app: typer.Typer) -> None:
+    """Help strings are plain text: escape rich markup in every command's help and every option's, once.
+
+    Typer renders help as rich markup, which ate "[analyst] model" (a config section name) down to " model".
+    Called once on the finished app (app/cli.py main); idempotent (an OptionInfo shared by several commands,
+    like --config, is escaped once).
+    """
+    import inspect
+
+    from rich.markup import escape
+    from typer.models import ParameterInfo
+
+    if getattr(app, "_envqa_escaped", False):
+        return
+    app._envqa_escaped = True  # type: ignore[attr-defined]
+    seen: set[int] = set()
+    if isinstance(app.info.help, str):
+        app.info.help = escape(app.info.help)
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            escape_help(group.typer_instance)
+    for cmd in app.registered_commands:
+        if cmd.help:
+            cmd.help = escape(cmd.help)
+        elif cmd.callback is not None and cmd.callback.__doc__:
+            cmd.help = escape(inspect.getdoc(cmd.callback) or "")
+        if cmd.callback is None:
+            continue
+        for param in inspect.signature(cmd.callback).parameters.values():
+            info = param.default
+            if isinstance(info, ParameterInfo) and info.help and id(info) not in seen:
+                seen.add(id(info))
+                info.help = escape(info.help)

@@ -1,6 +1,7 @@
 """`qa rules`: the rule catalogue, from the rule registry (core/registry/rules.py).
 
-A table on a terminal (every column in full width, rule ids never split across lines), `--json` as a list
+A table on a terminal (every column in full width, rule ids never split across lines; a list below 100
+columns, where a table would leave the description a word per line), `--json` as a list
 of `{id, label, subtype, severity, probe, fixer, description}` (plus the remedy and the kind), and
 `--markdown` as the table the README carries (tests/foundation/test_registry.py checks that the README's
 copy is this one, so the README cannot drift from the registry).
@@ -13,14 +14,17 @@ import sys
 
 import typer
 from rich import box
-from rich.console import Console
+from rich.console import Console, Group
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from envqa.core.registry import PROBE_INFO, RULES, Rule
 
 MARK_BEGIN = "<!-- qa rules --markdown: begin -->"
 MARK_END = "<!-- qa rules --markdown: end -->"
 WIDE = 150  # terminal columns from which every field gets its own column
+TABLE = 100  # below this, a list: a 4-column table would leave the description a word per line
 
 
 def catalogue() -> list[dict]:
@@ -52,6 +56,19 @@ def rules_table(rules: tuple[Rule, ...] = RULES, width: int = 160) -> Table:
     return table
 
 
+def rules_list(rules: tuple[Rule, ...] = RULES) -> Group:
+    """The catalogue for a narrow terminal or an 80-column CI log: each rule id alone on its line (never
+    wrapped: a terminal may wrap it, nothing cuts it), its label and severity and its description under it."""
+    parts: list = [Text(f"qa rules: {len(rules)} rules", style="italic")]
+    for r in rules:
+        head = Text(r.id, style="bold", no_wrap=True, overflow="ignore")
+        what = r.summary + (" (inconclusive: exit 3)" if r.kind == "inconclusive" else "")
+        label = r.label + (f" / {r.subtype}" if r.subtype else "")
+        parts += [head, Padding(Text(f"{r.severity.value}, {label}\n{what} [probe: {r.probe}"
+                                     + (f"; fixer: {r.fixer}]" if r.fixer else "]")), (0, 0, 0, 4))]
+    return Group(*parts)
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -81,4 +98,4 @@ def register(app: typer.Typer) -> None:
             sys.stdout.write(catalogue_markdown())
         else:
             console = Console()
-            console.print(rules_table(width=console.width))
+            console.print(rules_table(width=console.width) if console.width >= TABLE else rules_list())

@@ -16,7 +16,6 @@ from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from envqa.core.config import QAConfig
 from envqa.core.errors import EnvQAError, InputError
@@ -107,30 +106,48 @@ def version_rows(report: dict) -> list[dict]:
     return out
 
 
-def print_loop(report: dict, console: Console) -> None:
-    """The loop's part of the human report: one row per version, why it stopped, what waits for approval."""
+def print_loop(report: dict, console: Console, decisions: bool = True) -> None:
+    """`qa show`'s loop part: one row per version, then (`decisions`) print_decisions. Ids stay whole
+    (app/term.py): a list at narrow widths."""
+    from rich.markup import escape
+
+    from envqa.app.term import print_rows
+
     rows = version_rows(report)
     if rows:
-        table = Table(title="versions", expand=True)
-        for col in ("version", "author", "approved by", "pass@1", "band", "open findings"):
-            table.add_column(col, **({"no_wrap": True, "min_width": 12} if col == "version" else {"overflow": "fold"}))
-        for r in rows:
-            p1 = "-" if r["pass_at_1"] is None else f"{r['pass_at_1']:.2f} (n={r['n']})"
-            table.add_row(r["version"][:12], r["author"], r["approval"] or "-", p1, r["band_call"] or "-",
-                          ", ".join(r["open_findings"]) or "none")
-        console.print(table)
+        table = [[r["version"][:12], escape(r["author"]).replace("+", "+\n"), escape(r["approval"] or "-"),
+                  "-" if r["pass_at_1"] is None else f"{r['pass_at_1']:.2f} (n={r['n']})", r["band_call"] or "-",
+                  "\n".join(r["open_findings"]) or "none"] for r in rows]
+        print_rows(console, "versions", ["version", "author", "approved by", "pass@1", "band", "open findings"], table,
+                   ("version", "author", "open findings"))
+    if not decisions:
+        return
+    print_decisions(report, console)
+
+
+def print_decisions(report: dict, console: Console) -> None:
+    """Each adopted revision's author, the findings it addresses, its gate and who approved it; why the loop
+    stopped; the proposal waiting for a decision and the commands that decide it."""
+    if report.get("versions"):
         gates = {p["candidate_version"]: p for p in report.get("proposals") or [] if p.get("status") == "adopted"}
         for v in (report.get("versions") or [])[1:]:
             proposal = gates.get(v["version"]) or {}
             checks = ", ".join(f"{c['name']} {'ok' if c['passed'] else 'FAILED'}"
                                for c in (proposal.get("gate") or {}).get("checks", []))
             console.print(f"version {v['version'][:12]}: {v['author']} for {', '.join(proposal.get('addresses') or [])}"
-                          f"; gate: {checks or '-'}", highlight=False)
-            if (v.get("approval") or {}).get("approver") == "auto":
+                          f"; gate: {checks or '-'}" + (f" (proposal {proposal['proposal_id']})" if proposal else ""),
+                          highlight=False, markup=False)
+            approval = v.get("approval") or {}
+            if approval.get("approver") == "auto":
                 console.print(f"version {v['version'][:12]} was auto-approved (--approval auto) after passing the gate",
                               highlight=False)
+            elif approval:
+                how = {"approve": "approved", "edit": "edited and approved"}.get(approval["action"], approval["action"])
+                console.print(f"version {v['version'][:12]} was {how} by {approval['approver']}"
+                              + (f": {approval['reason']}" if approval.get("reason") else ""), highlight=False,
+                              markup=False)
     if report.get("stop_reason"):
-        console.print(f"loop stopped: {report['stop_reason']}", highlight=False)
+        console.print(f"loop stopped: {report['stop_reason']}", highlight=False, markup=False)
     pending = report.get("awaiting_approval")
     if pending:
         from envqa.app.approval_prompt import show_proposal
@@ -138,7 +155,7 @@ def print_loop(report: dict, console: Console) -> None:
         show_proposal(pending, console)
         rid = report["run_id"]
         console.print(f"awaiting approval: qa approve {rid}  |  qa approve {rid} --edit PATCH  |  "
-                      f"qa reject {rid} --reason TEXT", highlight=False, soft_wrap=True)
+                      f"qa reject {rid} --reason TEXT", highlight=False, soft_wrap=True, markup=False)
 
 
 def _cfg(config: Optional[Path]) -> QAConfig:
@@ -151,7 +168,9 @@ def _cfg(config: Optional[Path]) -> QAConfig:
 
 
 def fail(e: EnvQAError) -> None:
-    err.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
     raise typer.Exit(e.exit_code)
 
 
@@ -198,8 +217,7 @@ def _decide_and_continue(run_id: str, action: str, reason: str | None, patch: st
     else:
         from envqa.app.report import print_report
 
-        print_report(result, Console())
-        print_loop(result, Console())
+        print_report(result, Console())  # the story in order, a new pending proposal included
     raise typer.Exit(exit_code(result["verdict"]))
 
 
@@ -242,16 +260,21 @@ def register(app: typer.Typer) -> None:
             _out({"runs": [{**r, "pending_spec_conflicts": spec_conflicts(store, r.get("pending_proposal"))}
                            for r in rows]})
             return
-        table = Table(title="runs", expand=True)
-        for col in ("run", "environment", "status", "iteration", "band", "stop / pending", "age"):
-            table.add_column(col, overflow="fold")
+        from rich.markup import escape
+
+        from envqa.app.term import print_rows
+
+        table = []
         for r in rows:
-            table.add_row(r["run_id"], r["env_name"] or "-", r["status"] + (f" ({r['verdict']})" if r["verdict"] else ""),
-                          str(r["iteration"] or 0), r["band_call"] or "-",
-                          (r["pending_proposal"] or r["stop_reason"] or "-") + (" (CONTRADICTS THE SPEC)"
-                          if r["pending_proposal"] and spec_conflicts(store, r["pending_proposal"]) else ""),
-                          _age(r["created_at"]))
-        Console().print(table)
+            pending = r["pending_proposal"]
+            verdict = f" ({r['verdict']})" if r["verdict"] and r["verdict"] != r["status"] else ""
+            table.append([r["run_id"], escape(r["env_name"] or "-"),
+                          f"{r['status']}{verdict}, iteration {r['iteration'] or 0}, band {r['band_call'] or '-'}",
+                          escape(pending or r["stop_reason"] or "-")
+                          + (" (CONTRADICTS THE SPEC)" if pending and spec_conflicts(store, pending) else ""),
+                          _age(r["created_at"])])
+        print_rows(Console(), "runs", ["run", "environment", "status", "stop / pending", "age"], table,
+                   ("run",))
 
     @app.command()
     def show(run_id: str = typer.Argument(...), as_json: bool = JSON_OPT, config: Optional[Path] = CONFIG_OPT) -> None:
@@ -277,8 +300,11 @@ def register(app: typer.Typer) -> None:
             from envqa.app.show_story import print_story
             from envqa.core.layout import RunLayout
 
-            print_loop(report, console)
-            print_story(report, console, RunLayout(cfg.runs_dir, run_id).root / "report.html")
+            # the story in order: the versions, what was found in each, what was proposed, gated and
+            # approved (print_decisions), then what it cost and where the report is
+            print_loop(report, console, decisions=False)
+            print_story(report, console, RunLayout(cfg.runs_dir, run_id).root / "report.html",
+                        decisions=print_decisions)
 
     @app.command()
     def status(run_id: str = typer.Argument(...), follow: bool = typer.Option(False, "--follow", "-f",

@@ -39,6 +39,20 @@ class ProgressView:
         self.progress = progress
         self.build_task = self.trial_task = None
 
+    def pausing(self, ask):
+        """`ask` with the live display stopped while it asks: a live display redraws over whatever is printed
+        below it, so the proposal and the question would be drawn over (issue 25: the question was never seen
+        and the run waited for a key nobody was asked for). The bars come back for the rest of the run."""
+
+        def ask_visibly(payload: dict) -> dict:
+            self.progress.stop()
+            try:
+                return ask(payload)
+            finally:
+                self.progress.start()
+
+        return ask_visibly
+
     def __call__(self, kind: str, **data) -> None:
         p = self.progress
         if p is None:
@@ -121,6 +135,8 @@ def execute_run(env_dir: Path, config: QAConfig, run_id: str, *, resume: bool = 
                     TimeElapsedColumn(), console=console, transient=False,
                 ))
             view = ProgressView(progress)
+            if ask is not None and progress is not None:
+                ask = view.pausing(ask)
             deps = RunDeps(config=config, store=store, versions=VersionStore(config, store), backend=backend,
                            executor=stack.enter_context(open_executor(config, backend, store, on_event=view)),
                            on_event=view)

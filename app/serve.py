@@ -5,7 +5,8 @@ Built on Starlette + uvicorn: Starlette is a small, well-kept ASGI toolkit (plai
 as bytes, which the Slack signature check needs untouched, no framework magic to learn), and uvicorn is
 its standard production server. Both were already locked dependencies.
 
-Routes: `POST /slack/interactivity` (app/slack/interactivity.py), `GET /healthz`.
+Routes: `POST /slack/interactivity` (app/slack/interactivity.py), `GET /healthz`, and (app/report_html/routes.py)
+`/` (runs and dataset runs), `/runs/<id>/report.html|json`, `/datasets/<id>/report.html` (issue 25).
 """
 
 from __future__ import annotations

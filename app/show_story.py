@@ -2,7 +2,7 @@
 
 Per version: pass@1 with its interval per model against the band, the label counts, the findings with
 their first line of evidence; then spend per role and model, and where the HTML report is. Tables use the
-terminal's full width and never cut a model name (envqa/report.uncut).
+terminal's full width and never split an id (version, model, rule): app/term.py, a list when narrow.
 """
 
 from __future__ import annotations
@@ -10,19 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
+from rich.markup import escape
 
-from envqa.app.report import uncut
+from envqa.app.term import print_rows
 from envqa.app.report_html.data import spend_rows
-
-
-def _table(title: str, cols: list[str], rows: list[list[str]]) -> Table:
-    table = Table(title=title, expand=True)
-    for i, col in enumerate(cols):
-        table.add_column(col, **uncut(col, [r[i] for r in rows]))
-    for r in rows:
-        table.add_row(*r)
-    return table
 
 
 def _rate(m: dict) -> str:
@@ -83,16 +74,21 @@ def _spend(report: dict) -> list[list[str]]:
     return rows
 
 
-def print_story(report: dict, console: Console, html: Path | None) -> None:
-    """Everything after the versions table that `qa show` prints (envqa/cli_runs.print_loop prints that)."""
-    for title, cols, rows in (
+def print_story(report: dict, console: Console, html: Path | None, decisions=None) -> None:
+    """Everything after the versions table that `qa show` prints (envqa/cli_runs.print_loop prints that):
+    what was found, then `decisions(report, console)` (proposals, gates, approvals), then spend and the path."""
+    for title, cols, rows, ids in (
         ("pass@1 per model and version (95% Wilson interval) against the band",
-         ["version", "model", "pass@1", "call"], _rates(report)),
-        ("trial labels per version", ["version", "trials of", "labels"], _labels(report)),
-        ("findings per version", ["version", "rule", "label", "finding"], _findings(report)),
-        ("spend per role and model", ["role", "model", "version", "calls", "tokens", "usd"], _spend(report)),
+         ["version", "model", "pass@1", "call"], _rates(report), ("version", "model")),
+        ("trial labels per version", ["version", "trials of", "labels"], _labels(report), ("version", "trials of")),
+        ("findings per version", ["version", "rule", "label", "finding"], _findings(report), ("version", "rule")),
+        ("", [], [], ()),  # the decisions go here: after what was found, before what it cost
+        ("spend per role and model", ["role", "model", "version", "calls", "tokens", "usd"], _spend(report),
+         ("model", "version")),
     ):
+        if not title and decisions is not None:
+            decisions(report, console)
         if rows:
-            console.print(_table(title, cols, rows))
+            print_rows(console, title, cols, [[escape(c) for c in r] for r in rows], ids)
     if html is not None and html.exists():
         console.print(f"report: {html}", highlight=False, soft_wrap=True)

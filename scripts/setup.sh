@@ -26,6 +26,7 @@ command -v debootstrap >/dev/null 2>&1 || need_apt+=(debootstrap)
 command -v iptables >/dev/null 2>&1 || need_apt+=(iptables)
 [ -x /usr/lib/postgresql/15/bin/initdb ] || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   [ "$(id -u)" = 0 ] || { echo "setup: installing ${need_apt[*]} needs root" >&2; exit 2; }

@@ -1,4 +1,5 @@
-"""`qa serve`'s report routes: the run list at `/` and each run's HTML report.
+"""`qa serve`'s report routes: the run list at `/` (and the dataset runs, dataset_routes.py) and each run's HTML
+report.
 
 Everything comes from the store (runs.report_json), the same copy `qa runs` and `qa show` read. A page is
 rebuilt when it is missing or older than the store's report (a run that moved on since), so the page
@@ -17,6 +18,7 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainT
 from starlette.routing import Route
 
 from envqa.app.report_html import jinja_env, report_store, write_html_report
+from envqa.app.report_html.dataset_routes import dataset_routes, list_datasets
 
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 LISTED = 500  # runs on the index page, newest first
@@ -43,7 +45,9 @@ def report_routes(config) -> list[Route]:
 
     async def index(request: Request) -> Response:
         runs = await run_in_threadpool(list_runs, config)
-        return HTMLResponse(jinja_env().get_template("runs.html.j2").render(runs=runs, runs_dir=str(runs_dir)))
+        datasets = await run_in_threadpool(list_datasets, config)  # issue 25: dataset runs beside the runs
+        return HTMLResponse(jinja_env().get_template("runs.html.j2").render(runs=runs, runs_dir=str(runs_dir),
+                                                                             datasets=datasets))
 
     def fresh_report(run_id: str) -> Path | None:
         with report_store(config) as store:
@@ -76,4 +80,4 @@ def report_routes(config) -> list[Route]:
         return JSONResponse(report)
 
     return [Route("/", index), Route("/runs/{run_id}/report.html", report_html),
-            Route("/runs/{run_id}/report.json", report_json)]
+            Route("/runs/{run_id}/report.json", report_json), *dataset_routes(config)]
