@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
 
-from envqa.app.dataset_models import DatasetReport, DatasetSummary, TaskRow, dataset_exit_code
+from envqa.app.dataset_models import DatasetReport, TaskRow, dataset_exit_code, summarize
 from envqa.app.dataset_rows import task_row
 from envqa.core.environment import IGNORED_DIRS, load_environment
 from envqa.core.errors import EnvQAError, InputError
@@ -124,14 +124,6 @@ def row_from_report(task: Task, report: dict, seconds: float | None) -> TaskRow:
 
 def build_report(dataset_id: str, paths: list[str], rows: list[TaskRow], seconds: float | None,
                  report_html: str | None = None) -> DatasetReport:
-    by_verdict: dict[str, int] = {}
-    by_rule: dict[str, int] = {}
-    for r in rows:
-        by_verdict[r.verdict or "unknown"] = by_verdict.get(r.verdict or "unknown", 0) + 1
-        for rule in {f.rule for f in r.findings if f.severity != "info"}:
-            by_rule[rule] = by_rule.get(rule, 0) + 1
-    summary = DatasetSummary(tasks=len(rows), by_verdict=by_verdict,
-                             by_rule=dict(sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0]))),
-                             seconds=seconds)
+    summary = summarize(rows, seconds)
     return DatasetReport(dataset_run_id=dataset_id, paths=paths, tasks=rows, summary=summary,
                          exit_code=dataset_exit_code(rows), report_html=report_html)

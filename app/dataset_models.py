@@ -72,6 +72,19 @@ class DatasetReport(BaseModel):
     report_html: str | None = None
 
 
+def summarize(rows: list[TaskRow], seconds: float | None = None, unrun: str = "unknown") -> DatasetSummary:
+    """Counts per verdict (`unrun` for a task with none yet) and per rule (tasks a rule fired on above `info`,
+    most first): the one summary the JSON, the HTML report and `qa serve` show."""
+    by_verdict: dict[str, int] = {}
+    by_rule: dict[str, int] = {}
+    for r in rows:
+        by_verdict[r.verdict or unrun] = by_verdict.get(r.verdict or unrun, 0) + 1
+        for rule in {f.rule for f in r.findings if f.severity != "info"}:
+            by_rule[rule] = by_rule.get(rule, 0) + 1
+    return DatasetSummary(tasks=len(rows), by_verdict=by_verdict, seconds=seconds,
+                          by_rule=dict(sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0]))))
+
+
 def dataset_exit_code(rows: list[TaskRow]) -> int:
     """0 only when every task is clean or in band; 1 when any task has findings (or is out of band or could not
     be loaded); 4 when none has findings and some await approval; 3 when none of those and some could not finish."""

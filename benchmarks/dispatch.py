@@ -5,7 +5,7 @@ logging (rq's WARNING and above: what `qa worker` prints; rq's per-job INFO line
 rq's worker heartbeats and result storage (result_ttl 3600), rq 3's RateLimit with the same concurrency per queue, and
 rq's Retry for the failures. What only ours adds is what is measured: the product's enqueue
 (envqa.scheduler.jobs.enqueue: policy in job.meta, the failure callback that records a give-up), its job
-wrapper (envqa.scheduler.dispatch.run_envelope: the park check, the execution count, the lease thread that
+wrapper (envqa.scheduler.dispatch.run_envelope: the park check, the execution count, the process-wide beat thread that
 keeps the execution's heartbeat at lease_ttl, SIGTERM hand-back) and its worker wrapper
 (envqa.scheduler.worker.run_worker). Same redis-server (a free 127.0.0.1 port, started here), same job
 functions; only the drain is timed. Redis commands are counted by Redis itself (CONFIG RESETSTAT before the

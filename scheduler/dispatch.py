@@ -13,8 +13,9 @@ Run (`run_envelope`, what any rq worker calls, `rq worker` and `rq worker-pool` 
 - a transient error: re-raise; rq's Retry schedules the next attempt after its backoff.
 - a permanent error (or the attempts are spent): `retries_left = 0` and re-raise; rq fails the job and
   `on_failure` records it (the job's give-up hook: a trial as infra with its class).
-- while the body runs, a thread keeps rq's execution heartbeat at `lease_ttl_sec` (instead of rq's own
-  timeout + 60 s): a worker killed with -9 leaves an execution that expires after the lease, and rq's
+- while the body runs, the process's beat thread (envqa.scheduler.lease) keeps rq's execution heartbeat at
+  `lease_ttl_sec` (instead of rq's own timeout + 60 s), and a watched worker that stops beating (killed even
+  before its job reached us) has its executions expired: a worker killed with -9 loses its job after the lease; rq's
   `StartedJobRegistry.cleanup` (worker maintenance, or the follower's reconcile) fails it with
   AbandonedJobError and retries it through the same Retry; after max_attempts it ends `worker_lost`.
 """
@@ -22,7 +23,6 @@ Run (`run_envelope`, what any rq worker calls, `rq worker` and `rq worker-pool` 
 from __future__ import annotations
 
 import math
-import os
 import signal
 import threading
 import time
@@ -32,7 +32,6 @@ from contextvars import ContextVar
 import structlog
 from redis import Redis
 from rq import Callback, Queue, Retry, get_current_job
-from rq.executions import Execution, ExecutionRegistry
 from rq.exceptions import AbandonedJobError, NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.rate_limit import RateLimit
@@ -40,6 +39,7 @@ from rq.utils import import_attribute
 
 from envqa.core.config import QueueSettings, SchedulerSettings
 from envqa.core.policy import Action, backoff, decide
+from envqa.scheduler.lease import BEATER, Lease, LeaseLost
 from envqa.scheduler.queues import Keys, normalize_queue, queue_settings
 
 log = structlog.get_logger(__name__)
@@ -50,11 +50,11 @@ PARK_REDIRECTS = 10**6  # a Retry returned for a park is never what ends a job: 
 # rq statuses under which Redis still holds the job to run (enqueueing it again would make a second copy)
 HELD = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED, JobStatus.RATE_LIMITED}
 _ATTEMPT: ContextVar[int] = ContextVar("envqa_attempt", default=0)
-LEASE_LOST_SIGNAL = signal.SIGUSR2
+LOST_RECHECK_SEC = 1.0
 RETURNED = "returned"  # job.meta key, in memory only: the body of this run returned
 
 
-_LEASE: ContextVar["_Lease | None"] = ContextVar("envqa_lease", default=None)
+_LEASE: ContextVar["Lease | None"] = ContextVar("envqa_lease", default=None)
 
 
 def on_beat(hook) -> None:
@@ -81,7 +81,7 @@ def enqueue_envelope(conn: Redis, envelope, settings: SchedulerSettings) -> bool
     queue = normalize_queue(envelope.queue)
     try:
         old = Job.fetch(envelope.job_id, connection=conn)
-        if old.get_status() in HELD:
+        if old.get_status() in HELD and not _lost_in_dequeue(conn, old):
             return False
         old.delete()
     except NoSuchJobError:
@@ -103,6 +103,27 @@ def enqueue_envelope(conn: Redis, envelope, settings: SchedulerSettings) -> bool
     return True
 
 
+def _lost_in_dequeue(conn: Redis, job: Job) -> bool:
+    """rq pops a job off its queue (BLPOP, a worker on several queues) before it marks it started: a worker
+    killed in between leaves it QUEUED in no queue, holding its RateLimit slot, forever (chaos: 1 in 1,000).
+    Lost when seen that way by two calls (the follower's reconcile rounds) at least LOST_RECHECK_SEC apart: a
+    live worker starts what it popped within milliseconds. No waiting here: the first sighting is a key."""
+    queue = Queue(job.origin, connection=conn)
+    gone = job.get_status(refresh=True) == JobStatus.QUEUED and conn.lpos(queue.key, job.id) is None \
+        and conn.lpos(queue.intermediate_queue_key, job.id) is None
+    seen_key = f"envqa:lost-seen:{job.id}"
+    if not gone:
+        return False
+    now = time.time()
+    first = conn.set(seen_key, now, nx=True, ex=3600, get=True)
+    if first is None or now - float(first) < LOST_RECHECK_SEC:
+        return False
+    conn.delete(seen_key)
+    log.warning("job.lost_in_dequeue", job_id=job.id, queue=job.origin,
+                detail="queued in no queue (its worker died between rq's pop and its start): enqueued again")
+    return True
+
+
 def parked_for(conn: Redis, queue: str) -> float:
     """Seconds the queue stays parked (0 when it is not)."""
     raw = conn.get(Keys.parked(queue))
@@ -118,97 +139,6 @@ def park(conn: Redis, queue: str, seconds: float) -> None:
         _, current = p.execute()
     if current is not None and int(current) < until:
         conn.set(Keys.parked(queue), until, pxat=until)
-
-
-class LeaseLost(BaseException):
-    """rq took this job back (its execution expired: this worker looked dead) and another worker may run it:
-    stop now, so the trial is recorded once and the model is not paid twice."""
-
-
-class _Lease:
-    """Keeps this execution's rq heartbeat (its StartedJobRegistry score) at `ttl` seconds from now, so a
-    dead worker's job is abandoned after the lease rather than after rq's job timeout + 60 s. When the
-    execution is gone from the registry (rq's cleanup took the job back) the job is interrupted with
-    LeaseLost (SIGUSR2 to this process, handled in the main thread, where the worker runs the job)."""
-
-    def __init__(self, job: Job, ttl: float):
-        self.job, self.ttl = job, max(1, math.ceil(ttl))
-        self.lost = False
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name="envqa-lease", daemon=True)
-        self._previous = None
-        self.hooks: list = []  # run on every beat (e.g. the trial's lease in the store): `on_beat`
-
-    def __enter__(self) -> "_Lease":
-        try:
-            self.executions = self._mine()
-            self.registry = Queue(self.job.origin, connection=self.job.connection).started_job_registry
-            self._renew()
-        except Exception as e:  # noqa: BLE001 - never fail the job for its lease: rq's own heartbeat still holds
-            log.warning("lease.unavailable", job_id=self.job.id, error=f"{type(e).__name__}: {e}")
-            self._stop.set()
-            return self
-        if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(LEASE_LOST_SIGNAL, self._interrupt)
-        self._thread.start()
-        return self
-
-    def _mine(self) -> list[Execution]:
-        """This run's execution: the newest one rq still has (a dead worker's may linger in the job's list)."""
-        conn = self.job.connection
-        found = []
-        for execution_id in ExecutionRegistry(self.job.id, connection=conn).get_execution_ids():
-            try:
-                found.append(Execution.fetch(execution_id, self.job.id, conn))
-            except ValueError:  # gone with its TTL: an earlier, abandoned run
-                continue
-        return sorted(found, key=lambda e: e.created_at)[-1:]
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=5)
-        if self._previous is not None:
-            signal.signal(LEASE_LOST_SIGNAL, self._previous)
-
-    def _interrupt(self, signum, frame):
-        if self.lost and not self._stop.is_set():
-            raise LeaseLost()
-
-    def _renew(self) -> bool:
-        """Extend the lease; False when rq no longer counts this execution as running."""
-        conn = self.job.connection
-        with conn.pipeline() as p:
-            for execution in self.executions:
-                p.zscore(self.registry.key, execution.composite_key)
-            held = [score is not None for score in p.execute()]
-        if self.executions and not any(held):
-            return False
-        with conn.pipeline() as p:
-            for execution in self.executions:
-                execution.heartbeat(self.registry, self.ttl, pipeline=p)
-            p.execute()
-        return True
-
-    def _beat(self) -> None:
-        while not self._stop.wait(max(0.2, self.ttl / 3)):
-            for hook in list(self.hooks):
-                try:
-                    hook()
-                except Exception as e:  # noqa: BLE001 - the store away for a moment: the next beat tries again
-                    log.warning("lease.hook_failed", job_id=self.job.id, error=str(e))
-            try:
-                if self._renew():
-                    continue
-            except Exception as e:  # noqa: BLE001 - Redis away for a moment: the next beat tries again
-                log.warning("lease.renew_failed", job_id=self.job.id, error=str(e))
-                continue
-            log.warning("job.lease_lost", job_id=self.job.id, queue=self.job.origin,
-                        detail="rq took the job back; this run stops before recording anything")
-            self.lost = True
-            if self._previous is not None:
-                os.kill(os.getpid(), LEASE_LOST_SIGNAL)
-            return
 
 
 class WorkerStopping(BaseException):
@@ -244,6 +174,14 @@ class _StopOnSigterm:
 def run_envelope(envelope: dict):
     """What rq runs for each of our jobs (see the module docstring)."""
     job = get_current_job()
+    lease = BEATER.begin(job, float(job.meta.get("lease_ttl") or 30))  # first: no I/O; the beat thread renews
+    try:
+        return _run(job, envelope, lease)
+    finally:
+        BEATER.end(lease)
+
+
+def _run(job: Job, envelope: dict, lease: Lease):
     queue, func = envelope["queue"], envelope["func"]
     policy = QueueSettings.model_validate(job.meta.get("policy") or {})
     job.meta["executions"] = int(job.meta.get("executions", 0)) + 1
@@ -254,7 +192,7 @@ def run_envelope(envelope: dict):
         return Retry(max=PARK_REDIRECTS, interval=max(1, math.ceil(wait)), enqueue_at_front=True)
     token = _ATTEMPT.set(job.meta["executions"])
     try:
-        with _Lease(job, float(job.meta.get("lease_ttl") or 30)) as lease, _StopOnSigterm():
+        with _StopOnSigterm():
             lease_token = _LEASE.set(lease)
             try:
                 value = import_attribute(func)(payload=envelope["payload"])

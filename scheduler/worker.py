@@ -15,6 +15,8 @@ What the wrapper adds:
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import logging
 import math
 import os
@@ -33,7 +35,8 @@ from rq import Queue, SimpleWorker
 from envqa.core.config import SchedulerSettings
 from envqa.core.errors import InfraError, RunCancelled
 from envqa.scheduler import rq_adapter
-from envqa.scheduler.embedded import PARENT_ENV
+from envqa.scheduler.embedded import PARENT_ENV, PR_SET_PDEATHSIG
+from envqa.scheduler.lease import BEATER
 from envqa.scheduler.queues import Keys
 
 log = structlog.get_logger(__name__)
@@ -74,17 +77,19 @@ def run_worker(conn: Redis, queues: list[str], settings: SchedulerSettings, burs
     _watch_parent()
     restarts: deque[float] = deque()
     round_no = 0
+    worker = None  # the previous round's worker: a restarted loop keeps its maintenance clock
     exits = _ExitReasons.install()
     while True:
         names = resolve_queues(conn, wanted)
         round_no += 1
-        cleaned = getattr(worker, "last_cleaned_at", None) if round_no > 1 else None
+        cleaned = getattr(worker, "last_cleaned_at", None)
         worker = make_worker(conn, names, settings, name=f"{name}-{round_no}" if name else None)
         if cleaned is not None:  # a loop restarted (idle, `*`) keeps its maintenance clock: every lease, not each second
             worker.last_cleaned_at = cleaned
         reason = "the work loop ended on an error (see the log above)"
         idle_reload = ALL_QUEUES in wanted and not burst
         exits.pop(worker.name, None)
+        BEATER.watch_worker(conn, worker.name, settings.lease_ttl_sec)  # its alive key, before rq starts a job
         try:
             if on_start is not None:
                 on_start(worker)
@@ -158,12 +163,46 @@ def _watch_parent() -> None:
     The kernel sends SIGTERM when the parent dies (PR_SET_PDEATHSIG), but rq swallows a stop request while it
     retries a lost Redis connection, and embedded mode's Redis dies with the same parent: the worker would
     wait for it forever. So a thread checks the parent: SIGTERM first (a running job is handed back and its
-    sandbox removed), and if the process is still here PARENT_GRACE_SEC later, it exits."""
+    sandbox removed), and if the process is still here PARENT_GRACE_SEC later, it exits.
+
+    rq's scheduler (`with_scheduler`) is a process rq forks from the worker: it inherits neither the thread nor
+    the death signal, so it outlived a killed worker (PPid 1, a Redis client forever). Every process forked
+    from a worker therefore gets the same treatment towards the worker (`os.register_at_fork`), for any worker
+    (`qa worker` started by hand too)."""
+    global _FORK_HOOKED
+    if not _FORK_HOOKED:
+        _FORK_HOOKED = True
+        _LIBC.append(_libc())
+        os.register_at_fork(after_in_child=_forked_child)
     raw = os.environ.get(PARENT_ENV)
     if not raw or not raw.isdigit():
         return
-    parent = int(raw)
+    _start_watch(int(raw))
 
+
+_FORK_HOOKED = False
+_LIBC: list = []
+
+
+def _libc():
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    except OSError:
+        return None
+
+
+def _forked_child() -> None:
+    """In a process forked from this worker (rq's scheduler): SIGTERM when the worker dies, and the watch."""
+    libc = _LIBC[0] if _LIBC else None
+    if libc is not None:
+        try:
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        except (OSError, AttributeError):
+            pass
+    _start_watch(os.getppid())
+
+
+def _start_watch(parent: int) -> None:
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(1.0)

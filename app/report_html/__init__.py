@@ -52,7 +52,8 @@ def render_report(report: dict, run_dir: Path, *, extras: dict | None = None, ea
     view["eager"] = eager
     return jinja_env().get_template("template.html.j2").render(
         title=f"qa report {report.get('run_id')} — {(report.get('environment') or {}).get('name') or ''}",
-        css=(HERE / "report.css").read_text(), js=(HERE / "report.js").read_text(),
+        css=(HERE / "report.css").read_text(),
+        js=(HERE / "dom.js").read_text() + (HERE / "report.js").read_text(),
         data=script_json(view),
         traces=script_json(traces if eager else {k: pack(v) for k, v in traces.items()}),
     )

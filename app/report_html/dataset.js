@@ -8,20 +8,6 @@
   const RANK = { findings: 0, invalid: 1, out_of_band: 2, incomplete: 3, awaiting_approval: 4, clean: 5 };
   const SEV = { critical: 0, error: 1, warning: 2, info: 3 };
 
-  function h(tag, attrs, ...kids) {
-    const el = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v === null || v === undefined || v === false) continue;
-      if (k === "on") for (const [ev, fn] of Object.entries(v)) el.addEventListener(ev, fn);
-      else if (k === "class") el.className = v;
-      else el.setAttribute(k, v === true ? "" : String(v));
-    }
-    for (const kid of kids.flat(Infinity)) {
-      if (kid === null || kid === undefined || kid === false) continue;
-      el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
-    }
-    return el;
-  }
   const SVGNS = "http://www.w3.org/2000/svg";
   function s(tag, attrs) {
     const el = document.createElementNS(SVGNS, tag);

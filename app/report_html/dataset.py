@@ -14,7 +14,7 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
-from envqa.app.dataset_models import DatasetReport, DatasetSummary, TaskRow, dataset_exit_code
+from envqa.app.dataset_models import DatasetReport, TaskRow, dataset_exit_code, summarize
 from envqa.app.dataset_rows import FIXED, proposal_state, top_finding
 from envqa.app.report_html import HERE, jinja_env, script_json
 from envqa.core.config import QAConfig
@@ -63,7 +63,7 @@ def render_dataset_report(report: DatasetReport, page: Path, runs_dir: Path) -> 
     return jinja_env().get_template("dataset.html.j2").render(
         title=f"qa dataset {report.dataset_run_id} — {report.summary.tasks} task(s), exit {report.exit_code}",
         css=(HERE / "report.css").read_text() + (HERE / "dataset.css").read_text(),
-        js=(HERE / "dataset.js").read_text(), data=script_json(view))
+        js=(HERE / "dom.js").read_text() + (HERE / "dataset.js").read_text(), data=script_json(view))
 
 
 def write_dataset_report(config: QAConfig, report: DatasetReport) -> Path:
@@ -87,14 +87,8 @@ def dataset_from_store(store, dataset_id: str) -> DatasetReport | None:
             TaskRow(path=t["path"], name=t["name"], run_id=t.get("run_id"), verdict=None, exit_code=3,
                     error=None if t.get("status") in ("pending", "running") else f"task {t.get('status')}")
             for t in store.dataset_tasks(dataset_id)]
-    by_verdict: dict[str, int] = {}
-    by_rule: dict[str, int] = {}
-    for r in rows:
-        by_verdict[r.verdict or "not run yet"] = by_verdict.get(r.verdict or "not run yet", 0) + 1
-        for rule in {f.rule for f in r.findings if f.severity != "info"}:
-            by_rule[rule] = by_rule.get(rule, 0) + 1
     return DatasetReport(dataset_run_id=dataset_id, paths=ds.get("paths") or [], tasks=rows,
-                         summary=DatasetSummary(tasks=len(rows), by_verdict=by_verdict, by_rule=by_rule),
+                         summary=summarize(rows, unrun="not run yet"),
                          exit_code=dataset_exit_code(rows) if rows else 3)
 
 

@@ -8,20 +8,6 @@
   const LABEL_COLORS = D.label_colors || {};  // from the label registry (core/registry/labels.py)
   const SVGNS = "http://www.w3.org/2000/svg";
 
-  function h(tag, attrs, ...kids) {
-    const el = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v === null || v === undefined || v === false) continue;
-      if (k === "on") for (const [ev, fn] of Object.entries(v)) el.addEventListener(ev, fn);
-      else if (k === "class") el.className = v;
-      else el.setAttribute(k, v === true ? "" : String(v));
-    }
-    for (const kid of kids.flat(Infinity)) {
-      if (kid === null || kid === undefined || kid === false) continue;
-      el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
-    }
-    return el;
-  }
   function s(tag, attrs, ...kids) {
     const el = document.createElementNS(SVGNS, tag);
     for (const [k, v] of Object.entries(attrs || {})) if (v !== null && v !== undefined) el.setAttribute(k, String(v));

@@ -16,7 +16,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from envqa.app.dataset_models import DatasetReport, DatasetSummary, TaskRow, dataset_exit_code
+from envqa.app.dataset import build_report
+from envqa.app.dataset_models import DatasetReport, TaskRow
 from envqa.app.dataset_rows import task_row
 from envqa.app.runner import execute_run
 from envqa.core.config import QAConfig, load_config
@@ -43,15 +44,7 @@ class FakeDataset:
 
 
 def summarize(dataset_id: str, paths: list[str], rows: list[TaskRow], seconds: float) -> DatasetReport:
-    by_verdict: dict[str, int] = {}
-    by_rule: dict[str, int] = {}
-    for r in rows:
-        by_verdict[r.verdict or "unknown"] = by_verdict.get(r.verdict or "unknown", 0) + 1
-        for rule in {f.rule for f in r.findings if f.severity != "info"}:
-            by_rule[rule] = by_rule.get(rule, 0) + 1
-    return DatasetReport(dataset_run_id=dataset_id, paths=paths, tasks=rows, exit_code=dataset_exit_code(rows),
-                         summary=DatasetSummary(tasks=len(rows), by_verdict=by_verdict, by_rule=by_rule,
-                                                seconds=seconds))
+    return build_report(dataset_id, paths, rows, seconds)
 
 
 def build(base: Path) -> FakeDataset:
