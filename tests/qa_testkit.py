@@ -21,6 +21,13 @@ def run_qa(args: list[str], env: dict, timeout: float = 600, cwd: Path | None = 
     return subprocess.run([QA, *args], env=env, capture_output=True, text=True, timeout=timeout, cwd=cwd)
 
 
+def interruptible() -> None:
+    """`preexec_fn` for a `qa` a test will Ctrl-C: SIGINT at its default, as in a terminal. A shell that starts a
+    job in the background (no job control) sets SIGINT to ignored, every child inherits that, and Python then
+    never raises KeyboardInterrupt: the test would measure how it was launched, not what `qa` does."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def write_files(root: Path, files: dict[str, str]) -> Path:
     """A task directory from {relative path: text}; `.sh` files are made executable."""
     for rel, text in files.items():

@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from qa_testkit import EXAMPLES, QA, sigkill_when, store_rows, wait_for
+from qa_testkit import EXAMPLES, QA, interruptible, sigkill_when, store_rows, wait_for
 
 from envqa.scheduler.embedded import RedisServer, WorkerPool
 
@@ -147,7 +147,7 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path, cwd, qa_en
     ds = _dataset(tmp_path / "ds", ["clean-wordfreq", "tb1-clean"])
     home = qa_env["QA_HOME"]
     proc = subprocess.Popen([QA, "run", str(ds), "--jobs", "2"], env=qa_env, cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
     try:
         def a_trial_container():
             runs = [r["run_id"] for r in store_rows(home, "SELECT run_id FROM dataset_tasks WHERE run_id IS NOT NULL")]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from qa_testkit import QA, run_qa, sigkill_when, wait_for
+from qa_testkit import QA, interruptible, run_qa, sigkill_when, wait_for
 from tests.foundation.conftest import containers_with, done_trials, write_env
 
 
@@ -22,7 +22,8 @@ def _no_probes(tmp_path: Path) -> list[str]:
 
 
 def _popen(args: list[str], env: dict) -> subprocess.Popen:
-    return subprocess.Popen([QA, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([QA, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=interruptible)
 
 
 @pytest.mark.fast

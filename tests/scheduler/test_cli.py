@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from qa_testkit import store_rows
+from qa_testkit import interruptible, store_rows
 
 from .conftest import QA, copy_example, run_qa, wait_for, workers_with_home
 
@@ -36,7 +36,8 @@ def test_ctrl_c_of_an_embedded_run_stops_workers_and_redis(tmp_path, qa_env, bas
     env_dir = copy_example("clean-wordfreq", tmp_path)
     qa_env["QA_SCHEDULER_MODE"] = "embedded"
     proc = subprocess.Popen([QA, "run", str(env_dir), "--json", "--oracle-runs", "3", "--run-id", "ctrlc"],
-                            env=qa_env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=qa_env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=interruptible)
     home = tmp_path / "qa-home"
 
     def running() -> bool:
