@@ -146,15 +146,18 @@ def test_a_worker_that_lost_its_lease_stops_the_job_and_it_is_recorded_once(make
     c.wait_done(30)
     ev = c.events()
     # Either worker may take the job back: the one that lost the lease stops at once and polls again, so it can
-    # win the race. What matters is per execution (n), not per process.
-    first_run, second_run = starts(ev, job.trial_id)
-    assert (first_run["n"], first_run["pid"], second_run["n"]) == (1, first.procs[0].pid, 2)
-    taken = second_run["t"]
+    # win the race. What matters is per execution (n), not per process. With a 1 s lease a busy machine can let a
+    # later execution's lease lapse too (seen in full-suite runs): more executions are allowed, but only the last
+    # one records, and the one that lost its lease stops calling the model.
+    first_run, *_, last_run = runs = starts(ev, job.trial_id)
+    assert len(runs) >= 2, runs
+    assert (first_run["n"], first_run["pid"]) == (1, first.procs[0].pid) and last_run["n"] >= 2
+    taken = runs[1]["t"]
     late = [e for e in ev if e["ev"] == "call" and e["id"] == job.trial_id and e["n"] == 1 and e["t"] > taken + 1.0]
     assert late == [], f"the execution that lost the lease went on calling the model: {len(late)} calls"
-    assert len([e for e in ev if e["ev"] == "call" and e["n"] == 2]) == 30
+    assert len([e for e in ev if e["ev"] == "call" and e["n"] == last_run["n"]]) == 30
     assert recorded(ev) == {job.trial_id: 1}
-    assert [e["n"] for e in ev if e["ev"] == "record"] == [2]
+    assert [e["n"] for e in ev if e["ev"] == "record"] == [last_run["n"]]
     assert c.store.get_trial(job.trial_id).outcome == "pass"
     assert first.alive() == first.procs  # losing a lease stops the job, not the worker
     assert any(e.get("event") == "job.lease_lost" for e in log_events(c.tmp / "worker-logs" / "worker-0.log"))
