@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 
 import pytest
-from qa_testkit import QA, wait_for
 
 from envqa.app.dataset_models import DatasetReport
 from envqa.store.db import Store
 
 from .fake_dataset import DATASET_ID, fake_dataset, sqlite_env, summarize
-from .test_serve_reports import fetch, free_port
+from .test_serve_reports import fetch, serving
 
 
 @pytest.fixture(scope="module")
@@ -25,18 +23,8 @@ def ds(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(ds, tmp_path_factory):
-    port = free_port()
-    env = sqlite_env(ds.home)
-    proc = subprocess.Popen([QA, "serve", "--port", str(port)], env=env, cwd=tmp_path_factory.mktemp("serve"),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for(lambda: fetch(base + "/healthz")[0] == 200 or proc.poll() is not None, 30, "qa serve to answer")
-        assert proc.poll() is None, proc.stderr.read()
+    with serving(sqlite_env(ds.home), tmp_path_factory.mktemp("serve")) as base:
         yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def page_data(html: str) -> dict:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import os
 import socket
 import subprocess
@@ -20,6 +22,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@contextlib.contextmanager
+def serving(env: dict, cwd):
+    """`qa serve` on a free port until the block ends; yields its base URL once /healthz answers."""
+    port = free_port()
+    proc = subprocess.Popen([QA, "serve", "--port", str(port)], env=env, cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: fetch(base + "/healthz")[0] == 200 or proc.poll() is not None, 30, "qa serve to answer")
+        assert proc.poll() is None, proc.stderr.read()
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 def fetch(url: str) -> tuple[int, str]:
     try:
         with urllib.request.urlopen(url, timeout=10) as r:
@@ -32,17 +50,8 @@ def fetch(url: str) -> tuple[int, str]:
 
 @pytest.fixture
 def server(sweep_run, loop_run, qa_env_session, tmp_path):
-    port = free_port()
-    proc = subprocess.Popen([QA, "serve", "--port", str(port)], env=qa_env_session, cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for(lambda: fetch(base + "/healthz")[0] == 200 or proc.poll() is not None, 30, "qa serve to answer")
-        assert proc.poll() is None, proc.stderr.read()
+    with serving(qa_env_session, tmp_path) as base:
         yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def test_run_list_links_to_reports_that_render(server, qa_env_session, page):
