@@ -6,7 +6,7 @@ EXAMPLE ?= examples/reward-tamper
 DEMO_ARGS ?= --approval auto -c examples/demo.toml
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test test-fast lint-imports test-postgres bench clean-state lock check-latest
+.PHONY: setup demo test test-all test-fast docs lint lint-imports test-postgres bench clean-state lock check-latest
 
 setup:
 	bash scripts/setup.sh
@@ -14,8 +14,17 @@ setup:
 demo: setup
 	$(VENV)/bin/qa run $(EXAMPLE) $(DEMO_ARGS)
 
+# Every tier but `slow` (tests/conftest.py), then the store's contract tests on Postgres: CI's command, <= 30 min.
+# The lint runs first (scripts/test.sh), `ruff format --check` included; LINT_FORMAT_IN_TEST=0 leaves that one out
+# while a change is still being written.
+LINT_FORMAT_IN_TEST ?= 1
 test: setup
-	bash scripts/test.sh $(PYTEST_ARGS)
+	QA_LINT_FORMAT=$(LINT_FORMAT_IN_TEST) bash scripts/test.sh $(PYTEST_ARGS)
+
+# Every tier, `slow` included (chaos, the real-model sweep, long liveness and kill tests), then the store and
+# scheduler tests on Postgres. Run it before changing the scheduler, the store or the sandbox.
+test-all: setup
+	QA_LINT_FORMAT=$(LINT_FORMAT_IN_TEST) QA_TEST_SCOPE=all bash scripts/test.sh $(PYTEST_ARGS)
 
 # The fast tier: the tests marked `fast` (roles, graphs, probes' logic, CLI, store on SQLite, the fake sandbox
 # backend, the in-process executor). Needs only the venv: it installs no system package and starts no daemon.
@@ -23,9 +32,20 @@ test-fast:
 	bash scripts/setup.sh --venv-only
 	bash scripts/test_fast.sh $(PYTEST_ARGS)
 
+# Regenerate the generated docs: the rule catalogue (docs/reference/rules.md, from core/registry/) and the
+# configuration reference (docs/reference/configuration.md, from core/config.py); tests/test_docs.py fails when stale.
+docs:
+	$(VENV)/bin/python scripts/gen_docs.py
+
 # The layer contracts ([tool.importlinter] in pyproject.toml); tests/test_architecture.py runs this in every tier.
 lint-imports:
 	bash scripts/lint_imports.sh
+
+# ruff check, ruff format --check, mypy ([tool.mypy] packages), the import contracts, shellcheck on scripts/.
+# Configured in pyproject.toml ([tool.ruff], [tool.mypy], [tool.importlinter]); needs only the venv.
+lint:
+	bash scripts/setup.sh --venv-only
+	bash scripts/lint.sh
 
 # The whole suite with the store on Postgres (a private server, a fresh database per test; QA_STORE_URL reaches
 # every `qa` process and worker a test starts). Not in `make test`, which runs only the store and scheduler

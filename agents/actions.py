@@ -55,7 +55,7 @@ def bash_blocks(text: str) -> list[str]:
         if _CLOSE.match(line) or line.rstrip().endswith("```"):
             tail = line.rstrip()
             if not _CLOSE.match(line):  # `ls```: a closing fence glued to the last command line
-                body.append(tail[: -3].rstrip("`"))
+                body.append(tail[:-3].rstrip("`"))
             if lang in BASH_LANGS:
                 blocks.append("\n".join(body).strip("\n"))
             lang = None

@@ -62,7 +62,9 @@ def check_answer(answer: AnalystAnswer, trajectory: Trajectory | None, outcome: 
     steps = {s.step_id: _norm(step_text(s)) for s in (trajectory.steps if trajectory else [])}
     for c in answer.evidence:
         if c.step_id not in steps:
-            problems.append(f"step {c.step_id} does not exist (the steps are {min(steps, default=0)}..{max(steps, default=0)})")
+            problems.append(
+                f"step {c.step_id} does not exist (the steps are {min(steps, default=0)}..{max(steps, default=0)})"
+            )
         elif _norm(c.quote) not in steps[c.step_id]:
             problems.append(f"the quote {c.quote[:80]!r} does not appear in step {c.step_id}")
     return problems
@@ -80,20 +82,31 @@ def _files(copies) -> list[dict]:
     out = []
     for c in copies:
         paths = [c.source] if c.source.is_file() else sorted(p for p in c.source.rglob("*") if p.is_file())
-        out += [{"name": f"{c.target}/{p.relative_to(c.source)}" if c.source.is_dir() else c.target,
-                 "text": _read(p)} for p in paths[:8]]
+        out += [
+            {"name": f"{c.target}/{p.relative_to(c.source)}" if c.source.is_dir() else c.target, "text": _read(p)}
+            for p in paths[:8]
+        ]
     return out
 
 
-def build_prompt(env: Environment, trial: TrialResult, trajectory: Trajectory | None, probe_evidence: list[str],
-                 token_budget: int) -> str:
+def build_prompt(
+    env: Environment, trial: TrialResult, trajectory: Trajectory | None, probe_evidence: list[str], token_budget: int
+) -> str:
     verifier = _read(Path(trial.artifacts_dir or "") / "verifier" / "test-stdout.txt", 3000)
     transcript = compress(trajectory, token_budget) if trajectory else "(no trajectory was recorded)"
-    return render("analyst_instance.j2", instruction=env.instruction, tests=_files(env.tests),
-                  solution=_files(env.solution), outcome=trial.outcome.value, reward=trial.reward,
-                  timed_out=trial.agent_timed_out, verifier_output=verifier or "(empty)",
-                  probe_evidence=probe_evidence, transcript=transcript,
-                  allowed_labels=labels_for_outcome(trial.outcome.value))
+    return render(
+        "analyst_instance.j2",
+        instruction=env.instruction,
+        tests=_files(env.tests),
+        solution=_files(env.solution),
+        outcome=trial.outcome.value,
+        reward=trial.reward,
+        timed_out=trial.agent_timed_out,
+        verifier_output=verifier or "(empty)",
+        probe_evidence=probe_evidence,
+        transcript=transcript,
+        allowed_labels=labels_for_outcome(trial.outcome.value),
+    )
 
 
 def system_prompt() -> str:
@@ -105,32 +118,56 @@ def _label(trial: TrialResult, answer: AnalystAnswer, spec: str, verified: bool,
     if not verified:
         explanation += " [unverified: " + "; ".join(problems)[:500] + "]"
     label = answer.label if answer.label in labels_for_outcome(trial.outcome.value) else "unlabeled"
-    return TrialLabel(trial_id=trial.trial_id, label=label, subtype=answer.subtype if label != "unlabeled"
-                      else "analyst-invalid", confidence=answer.confidence, explanation=explanation,
-                      evidence=[Citation(step_id=c.step_id, quote=c.quote) for c in answer.evidence],
-                      verified=verified, source=f"model:{spec}")
+    return TrialLabel(
+        trial_id=trial.trial_id,
+        label=label,
+        subtype=answer.subtype if label != "unlabeled" else "analyst-invalid",
+        confidence=answer.confidence,
+        explanation=explanation,
+        evidence=[Citation(step_id=c.step_id, quote=c.quote) for c in answer.evidence],
+        verified=verified,
+        source=f"model:{spec}",
+    )
 
 
-def analyze_trial(client: ModelClient, env: Environment, trial: TrialResult, trajectory: Trajectory | None,
-                  probe_evidence: list[str], *, token_budget: int = 6000,
-                  max_tokens: int = 2048, retries: int = 2) -> tuple[TrialLabel, Spend]:
+def analyze_trial(
+    client: ModelClient,
+    env: Environment,
+    trial: TrialResult,
+    trajectory: Trajectory | None,
+    probe_evidence: list[str],
+    *,
+    token_budget: int = 6000,
+    max_tokens: int = 2048,
+    retries: int = 2,
+) -> tuple[TrialLabel, Spend]:
     """Label one trial with the model; raises envqa.core.errors.ProviderError (the queue's policy handles it)."""
     prompt = build_prompt(env, trial, trajectory, probe_evidence, token_budget)
-    answer, result = structured_call(client, system_prompt(), prompt, AnalystAnswer, max_tokens=max_tokens,
-                                     retries=retries)
+    answer, result = structured_call(
+        client, system_prompt(), prompt, AnalystAnswer, max_tokens=max_tokens, retries=retries
+    )
     spend = result.spend
     problems = check_answer(answer, trajectory, trial.outcome.value)
     if problems:
         log.info("analyst.repair", trial=trial.trial_id, problems=problems[:5])
-        repair = Message(role="tool", tool_call_id=result.call_id,
-                         content=render("analyst_repair.j2", problems=problems))
+        repair = Message(
+            role="tool", tool_call_id=result.call_id, content=render("analyst_repair.j2", problems=problems)
+        )
         try:
-            answer, result = structured_call(client, system_prompt(), "", AnalystAnswer, max_tokens=max_tokens,
-                                             retries=retries, prior=[*result.transcript, repair])
+            answer, result = structured_call(
+                client,
+                system_prompt(),
+                "",
+                AnalystAnswer,
+                max_tokens=max_tokens,
+                retries=retries,
+                prior=[*result.transcript, repair],
+            )
         except MalformedOutput as e:  # the repair was not even valid: the first answer stays, unverified
             log.info("analyst.repair_invalid", trial=trial.trial_id, error=str(e)[:300])
-            return _label(trial, answer, client.spec, False,
-                          [*problems, f"the repaired answer was invalid ({e.error_class})"]), spend
+            return _label(
+                trial, answer, client.spec, False, [*problems, f"the repaired answer was invalid ({e.error_class})"]
+            ), spend
         spend = spend + result.spend
         problems = check_answer(answer, trajectory, trial.outcome.value)
     return _label(trial, answer, client.spec, not problems, problems), spend

@@ -7,14 +7,15 @@ record which one produced a trial (agents/catalog.py: `create_agent`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
 from pydantic import BaseModel
 
-from envqa.core.named import Named
 from envqa.core.environment import Environment
+from envqa.core.named import Named
 from envqa.core.sandbox import Sandbox
 
 

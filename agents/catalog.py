@@ -7,8 +7,14 @@ importing its own users.
 
 from __future__ import annotations
 
-from envqa.agents import exploits, hunter, nop, oracle, solver  # noqa: F401  (each registers itself)
-from envqa.agents import exploit_artifact  # noqa: F401  (exploit-poisoned-artifact, separate mode)
+from envqa.agents import (  # noqa: F401  (each registers itself)
+    exploit_artifact,
+    exploits,
+    hunter,
+    nop,
+    oracle,
+    solver,
+)
 from envqa.agents.base import Agent, registered_agent
 
 

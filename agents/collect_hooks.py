@@ -33,8 +33,9 @@ def run_collect_hooks(sandbox: Sandbox, hooks: list[VerifierCollectConfig]) -> l
         result = HookResult(service=hook.service, command=hook.command)
         try:
             target = sandbox.service(hook.service)
-            res = target.exec(["sh", "-c", hook.command], timeout=hook.timeout_sec,
-                              user=None if hook.user is None else str(hook.user))
+            res = target.exec(
+                ["sh", "-c", hook.command], timeout=hook.timeout_sec, user=None if hook.user is None else str(hook.user)
+            )
             result.exit_code, result.timed_out = res.exit_code, res.timed_out
         except KeyError:
             result.error = f"no compose service {hook.service!r} runs beside main"

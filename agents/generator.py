@@ -21,9 +21,9 @@ from envqa.agents.providers import Message, ToolCall, create_client
 from envqa.agents.providers.structured import ANSWER_TOOL, structured_job
 from envqa.core.config import QAConfig
 from envqa.core.errors import InputError, PatchError
-from envqa.prompts.render import render
 from envqa.core.executor import Call, Executor
 from envqa.core.patches import confined_task_path
+from envqa.prompts.render import render
 
 TEMPLATES = Path(__file__).parent / "generator_templates"
 MAX_SEED_CHARS = 8_000
@@ -36,8 +36,10 @@ class GeneratedFile(BaseModel):
 
 
 class GeneratedTask(BaseModel):
-    files: list[GeneratedFile] = Field(description="every file of the task: instruction.md, task.toml, "
-                                       "environment/Dockerfile, solution/solve.sh, tests/test.sh, and any others")
+    files: list[GeneratedFile] = Field(
+        description="every file of the task: instruction.md, task.toml, "
+        "environment/Dockerfile, solution/solve.sh, tests/test.sh, and any others"
+    )
     notes: str = Field(default="", description="one or two sentences on the design, for the report")
 
 
@@ -51,8 +53,12 @@ class GeneratorSpec(BaseModel):
 
 def is_spec_dir(path: Path | str) -> bool:
     root = Path(path)
-    return root.is_dir() and (root / "spec.md").is_file() and not (root / "task.toml").exists() \
+    return (
+        root.is_dir()
+        and (root / "spec.md").is_file()
+        and not (root / "task.toml").exists()
         and not (root / "task.yaml").exists()
+    )
 
 
 def read_spec(path: Path | str) -> GeneratorSpec:
@@ -76,8 +82,11 @@ def require_model(config: QAConfig, check_key: bool = True) -> str:
     """The generator model, or InputError (exit 2) naming the setting. `check_key=False` for `--detach`:
     the workers that run the graph hold the API key, not the enqueuing shell."""
     if not config.generator.model:
-        raise InputError("qa.toml", "no generator model: set [generator] model or pass --generator-model "
-                         "(e.g. anthropic/claude-sonnet-4-5)", "generator.model")
+        raise InputError(
+            "qa.toml",
+            "no generator model: set [generator] model or pass --generator-model (e.g. anthropic/claude-sonnet-4-5)",
+            "generator.model",
+        )
     if check_key:
         create_client(config.generator.model, config)  # malformed spec / missing key: exit 2 before any work
     return config.generator.model
@@ -90,8 +99,11 @@ def confined_paths(answer: GeneratedTask) -> list[str]:
         rel = confined_task_path(f.path)
         (paths if rel else bad).append(rel or f.path)
     if bad:
-        raise PatchError("generated file set", f"paths outside the task directory refused: {', '.join(bad)} "
-                         "(allowed: instruction.md, task.toml, environment/, tests/, solution/)")
+        raise PatchError(
+            "generated file set",
+            f"paths outside the task directory refused: {', '.join(bad)} "
+            "(allowed: instruction.md, task.toml, environment/, tests/, solution/)",
+        )
     return paths
 
 
@@ -129,23 +141,31 @@ def scaffold_task(name: str, dest: Path, author: str = "envqa", steps: int = 0) 
     step's instruction.md, solution/ and tests/ under steps/<name>/, none at the root."""
     if dest.exists() and any(dest.iterdir()):
         raise InputError(str(dest), "exists and is not empty: `qa new` writes a new task directory")
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    env = jinja2.Environment(
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,  # noqa: S701 - task files, not HTML
+    )
     blank = TEMPLATES / "blank"
     names = [f"step-{i}" for i in range(1, steps + 1)]
     # (template file, where it goes, what it asks): per step, its own file and line, so each verifier checks
     # its own step's work
     plan = [("task.toml", "task.toml", {}), ("environment/Dockerfile", "environment/Dockerfile", {})]
     for step in names or [None]:
-        ask = ({"target": f"/app/{step}.txt", "line": f"hello from {name}, {step}"} if step else
-               {"target": "/app/greeting.txt", "line": f"hello from {name}"})
+        ask = (
+            {"target": f"/app/{step}.txt", "line": f"hello from {name}, {step}"}
+            if step
+            else {"target": "/app/greeting.txt", "line": f"hello from {name}"}
+        )
         for rel in ("instruction.md", "solution/solve.sh", "tests/test.sh"):
             plan.append((rel, f"steps/{step}/{rel}" if step else rel, ask))
     for rel, out, ask in plan:
         target = dest / out
         target.parent.mkdir(parents=True, exist_ok=True)
         text = (blank / rel).read_text()
-        target.write_text(env.from_string(text).render(name=name, author=author, steps=names,
-                                                        **{"target": "", "line": "", **ask}))
+        target.write_text(
+            env.from_string(text).render(name=name, author=author, steps=names, **{"target": "", "line": "", **ask})
+        )
         if target.suffix == ".sh":
             target.chmod(0o755)
     return dest
@@ -161,9 +181,14 @@ def repair_history(prompt: str, failed: list[tuple[dict, int, str, str]]) -> lis
     out = [Message(role="user", content=prompt)]
     for answer, attempt, stage, detail in failed:
         call = ToolCall(id=f"task-{attempt}", name=ANSWER_TOOL, arguments=answer)
-        out += [Message(role="assistant", tool_calls=[call]),
-                Message(role="tool", tool_call_id=call.id,
-                        content=render("generator_repair.j2", attempt=attempt, stage=stage, detail=detail))]
+        out += [
+            Message(role="assistant", tool_calls=[call]),
+            Message(
+                role="tool",
+                tool_call_id=call.id,
+                content=render("generator_repair.j2", attempt=attempt, stage=stage, detail=detail),
+            ),
+        ]
     return out
 
 
@@ -172,15 +197,21 @@ def generate_job(args: dict) -> dict:
     return structured_job(args, render("generator_system.j2"), GeneratedTask, lambda c: c.generator.max_output_tokens)
 
 
-def ask_generator(config: QAConfig, executor: Executor, *, key: str, prompt: str,
-                  failed: list[tuple[dict, int, str, str]] = ()) -> tuple[GeneratedTask, dict]:
+def ask_generator(
+    config: QAConfig, executor: Executor, *, key: str, prompt: str, failed: list[tuple[dict, int, str, str]] = ()
+) -> tuple[GeneratedTask, dict]:
     """One attempt's file set, as a call on the generator model's queue (idempotent by its inputs).
     `failed`: (answer, attempt, stage, detail) of every earlier attempt, in order."""
     model = config.generator.model
     prior = repair_history(prompt, list(failed)) if failed else []
-    args = {"config": config.model_dump(mode="json", by_alias=True), "model": model, "prompt": prompt,
-            "prior": [m.model_dump(mode="json") for m in prior]}
+    args = {
+        "config": config.model_dump(mode="json", by_alias=True),
+        "model": model,
+        "prompt": prompt,
+        "prior": [m.model_dump(mode="json") for m in prior],
+    }
     digest = hashlib.sha256(f"{key}|{model}|{json.dumps(args['prior'], sort_keys=True)}|{prompt}".encode())
-    out = executor.run_call(Call(call_id=f"generate-{digest.hexdigest()[:16]}", model=model,
-                                 func=f"{__name__}.generate_job", args=args))
+    out = executor.run_call(
+        Call(call_id=f"generate-{digest.hexdigest()[:16]}", model=model, func=f"{__name__}.generate_job", args=args)
+    )
     return GeneratedTask.model_validate(out["answer"]), out.get("spend") or {}

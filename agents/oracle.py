@@ -15,7 +15,8 @@ class OracleAgent(ModelFreeAgent):
         res = ctx.sandbox.exec_with_files(
             [(c.source, c.target) for c in ctx.env.solution],  # uploaded in the same call
             ["bash", "-c", f"{ctx.env.solution_command} 2>&1"],
-            timeout=ctx.timeout_sec, env=ctx.env.config.solution.env or None,
+            timeout=ctx.timeout_sec,
+            env=ctx.env.config.solution.env or None,
         )
         ctx.logs_dir.mkdir(parents=True, exist_ok=True)
         (ctx.logs_dir / "oracle.txt").write_text(res.stdout + res.stderr)
@@ -23,5 +24,9 @@ class OracleAgent(ModelFreeAgent):
             f"exit_code={res.exit_code} timed_out={res.timed_out} seconds={res.duration_sec:.2f} "
             f"output_bytes={res.output_bytes} truncated={res.truncated}\n"
         )
-        return AgentRun(exit_code=res.exit_code, timed_out=res.timed_out, steps=1,
-                        summary="timed out" if res.timed_out else f"solve.sh exited {res.exit_code}")
+        return AgentRun(
+            exit_code=res.exit_code,
+            timed_out=res.timed_out,
+            steps=1,
+            summary="timed out" if res.timed_out else f"solve.sh exited {res.exit_code}",
+        )

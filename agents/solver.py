@@ -21,25 +21,39 @@ import structlog
 
 from envqa.agents.actions import SUBMIT, TRUNCATED, parse_text_action
 from envqa.agents.base import AgentContext, AgentRun, register_agent
-from envqa.agents.providers import ModelClient, Spend, ToolDef, create_client, secret_values
-from envqa.core.model_client import Message
-from envqa.agents.trajectory import (AgentInfo, AtifToolCall, FinalMetrics, Observation, ObservationResult,
-                                     Redactor, StepMetrics, TrajectoryWriter)
+from envqa.agents.providers import ModelClient, Spend, ToolDef, create_client, price_for, secret_values
+from envqa.agents.trajectory import (
+    AgentInfo,
+    AtifToolCall,
+    FinalMetrics,
+    Observation,
+    ObservationResult,
+    Redactor,
+    StepMetrics,
+    TrajectoryWriter,
+)
 from envqa.core.config import QAConfig
 from envqa.core.errors import ProviderError
+from envqa.core.model_client import Message
 from envqa.prompts.render import render
-from envqa.agents.providers import price_for
 
 log = structlog.get_logger(__name__)
 VERSION = "0.1"
 TOOLS = [
-    ToolDef(name="bash", description="Run one shell command in the container; returns exit code and output.",
-            parameters={"type": "object", "properties": {"command": {"type": "string",
-                                                                      "description": "the command to run"}},
-                        "required": ["command"]}),
-    ToolDef(name="finish", description="Declare the task complete. Call once, after verifying your work.",
-            parameters={"type": "object", "properties": {"summary": {"type": "string",
-                                                                      "description": "what you did"}}}),
+    ToolDef(
+        name="bash",
+        description="Run one shell command in the container; returns exit code and output.",
+        parameters={
+            "type": "object",
+            "properties": {"command": {"type": "string", "description": "the command to run"}},
+            "required": ["command"],
+        },
+    ),
+    ToolDef(
+        name="finish",
+        description="Declare the task complete. Call once, after verifying your work.",
+        parameters={"type": "object", "properties": {"summary": {"type": "string", "description": "what you did"}}},
+    ),
 ]
 
 
@@ -62,8 +76,9 @@ class SolverAgent:
     system_template = "solver_system.j2"
     instance_template = "solver_instance.j2"
 
-    def __init__(self, model: str | None = None, config: QAConfig | None = None, client: ModelClient | None = None,
-                 **_ignored):
+    def __init__(
+        self, model: str | None = None, config: QAConfig | None = None, client: ModelClient | None = None, **_ignored
+    ):
         if not model and client is None:
             raise ValueError("the solver needs a model, e.g. -m anthropic/claude-sonnet-4-5")
         self.config = config or QAConfig()
@@ -83,13 +98,19 @@ class SolverAgent:
         s = self.settings
         deadline = time.monotonic() + ctx.timeout_sec
         redactor = Redactor(secret_values(self.config))
-        writer = TrajectoryWriter(ctx.logs_dir / "trajectory.json", session_id=ctx.logs_dir.parent.name,
-                                  agent=AgentInfo(name=self.name, version=VERSION, model_name=self.client.spec),
-                                  redactor=redactor)
+        writer = TrajectoryWriter(
+            ctx.logs_dir / "trajectory.json",
+            session_id=ctx.logs_dir.parent.name,
+            agent=AgentInfo(name=self.name, version=VERSION, model_name=self.client.spec),
+            redactor=redactor,
+        )
         pwd = ctx.sandbox.exec(["pwd"], timeout=10)
-        system = self._system_prompt(workdir=pwd.stdout.strip() or "/",
-                                     command_timeout_sec=f"{s.command_timeout_sec:g}",
-                                     observation_chars=s.observation_chars, max_steps=s.max_steps)
+        system = self._system_prompt(
+            workdir=pwd.stdout.strip() or "/",
+            command_timeout_sec=f"{s.command_timeout_sec:g}",
+            observation_chars=s.observation_chars,
+            max_steps=s.max_steps,
+        )
         instance = render(self.instance_template, instruction=ctx.instruction)
         writer.add("system", system)
         writer.add("user", instance)
@@ -101,27 +122,51 @@ class SolverAgent:
                     raise Finished("timeout")
                 if spend.tokens >= s.max_tokens_per_trial:
                     raise Finished("max_tokens")
-                reply = self.client.complete(system, messages, TOOLS if self.actions == "tools" else None,
-                                             max_tokens=s.max_output_tokens, temperature=s.temperature)
+                reply = self.client.complete(
+                    system,
+                    messages,
+                    TOOLS if self.actions == "tools" else None,
+                    max_tokens=s.max_output_tokens,
+                    temperature=s.temperature,
+                )
                 spend.add_call(reply.usage, reply.cost_usd, self._priced())
-                metrics = StepMetrics(prompt_tokens=reply.usage.input_tokens,
-                                      completion_tokens=reply.usage.output_tokens,
-                                      cached_tokens=reply.usage.cached_input_tokens, cost_usd=round(reply.cost_usd, 8))
+                metrics = StepMetrics(
+                    prompt_tokens=reply.usage.input_tokens,
+                    completion_tokens=reply.usage.output_tokens,
+                    cached_tokens=reply.usage.cached_input_tokens,
+                    cost_usd=round(reply.cost_usd, 8),
+                )
                 extra = {"stop_reason": reply.stop_reason} if reply.stop_reason in TRUNCATED else None
                 if self.actions == "text":
                     if self._text_step(ctx, reply, steps, messages, writer, metrics, extra, deadline):
                         raise Finished("finished")
                     continue
-                messages.append(reply.as_message() if reply.tool_calls or reply.text.strip()
-                                else Message(role="assistant", content=EMPTY_REPLY))
+                messages.append(
+                    reply.as_message()
+                    if reply.tool_calls or reply.text.strip()
+                    else Message(role="assistant", content=EMPTY_REPLY)
+                )
                 results = [self._act(ctx, call, deadline) for call in reply.tool_calls]
-                writer.add("agent", reply.text, model_name=self.client.spec,
-                           tool_calls=[AtifToolCall(tool_call_id=c.id, function_name=c.name, arguments=c.arguments)
-                                       for c in reply.tool_calls] or None,
-                           observation=Observation(results=[ObservationResult(source_call_id=c.id, content=out)
-                                                            for c, (out, _) in zip(reply.tool_calls, results)])
-                           if results else None,
-                           metrics=metrics, extra=extra)
+                writer.add(
+                    "agent",
+                    reply.text,
+                    model_name=self.client.spec,
+                    tool_calls=[
+                        AtifToolCall(tool_call_id=c.id, function_name=c.name, arguments=c.arguments)
+                        for c in reply.tool_calls
+                    ]
+                    or None,
+                    observation=Observation(
+                        results=[
+                            ObservationResult(source_call_id=c.id, content=out)
+                            for c, (out, _) in zip(reply.tool_calls, results)
+                        ]
+                    )
+                    if results
+                    else None,
+                    metrics=metrics,
+                    extra=extra,
+                )
                 if not reply.tool_calls:
                     messages.append(Message(role="user", content=render("solver_format_error.j2")))
                     continue
@@ -138,19 +183,42 @@ class SolverAgent:
             status, error = f"error:{getattr(e, 'error_class', type(e).__name__)}", str(e)
             raise
         finally:
-            writer.finish(FinalMetrics(total_prompt_tokens=spend.input_tokens,
-                                       total_completion_tokens=spend.output_tokens,
-                                       total_cached_tokens=spend.cached_input_tokens,
-                                       total_cost_usd=round(spend.cost_usd, 8),
-                                       extra={"calls": spend.calls, "priced": spend.priced}),
-                          notes=status, exit_status=status, error=error, actions=self.actions)
-            log.info("solver.done", model=self.client.spec, status=status, steps=steps, tokens=spend.tokens,
-                     cost_usd=round(spend.cost_usd, 6))
-        return AgentRun(exit_code=0 if status == "finished" else 1, timed_out=status == "timeout", steps=steps,
-                        summary=status)
+            writer.finish(
+                FinalMetrics(
+                    total_prompt_tokens=spend.input_tokens,
+                    total_completion_tokens=spend.output_tokens,
+                    total_cached_tokens=spend.cached_input_tokens,
+                    total_cost_usd=round(spend.cost_usd, 8),
+                    extra={"calls": spend.calls, "priced": spend.priced},
+                ),
+                notes=status,
+                exit_status=status,
+                error=error,
+                actions=self.actions,
+            )
+            log.info(
+                "solver.done",
+                model=self.client.spec,
+                status=status,
+                steps=steps,
+                tokens=spend.tokens,
+                cost_usd=round(spend.cost_usd, 6),
+            )
+        return AgentRun(
+            exit_code=0 if status == "finished" else 1, timed_out=status == "timeout", steps=steps, summary=status
+        )
 
-    def _text_step(self, ctx: AgentContext, reply, step: int, messages: list[Message], writer: TrajectoryWriter,
-                   metrics: StepMetrics, extra: dict | None, deadline: float) -> bool:
+    def _text_step(
+        self,
+        ctx: AgentContext,
+        reply,
+        step: int,
+        messages: list[Message],
+        writer: TrajectoryWriter,
+        metrics: StepMetrics,
+        extra: dict | None,
+        deadline: float,
+    ) -> bool:
         """One plain-text reply: run its single bash block, or answer a format error; True when it submits.
 
         The trajectory gets the same shape as a tool call (function `bash` or `finish`, an observation tied
@@ -159,24 +227,49 @@ class SolverAgent:
         action = parse_text_action(reply.text)
         call_id = f"text-{step}"
         if not action.ok:
-            out = render("solver_text_format_error.j2", blocks=action.blocks,
-                         truncated=reply.stop_reason in TRUNCATED, max_tokens=self.settings.max_output_tokens)
-            writer.add("agent", reply.text, model_name=self.client.spec, metrics=metrics, extra=extra,
-                       observation=Observation(results=[ObservationResult(content=out)]))
+            out = render(
+                "solver_text_format_error.j2",
+                blocks=action.blocks,
+                truncated=reply.stop_reason in TRUNCATED,
+                max_tokens=self.settings.max_output_tokens,
+            )
+            writer.add(
+                "agent",
+                reply.text,
+                model_name=self.client.spec,
+                metrics=metrics,
+                extra=extra,
+                observation=Observation(results=[ObservationResult(content=out)]),
+            )
             messages.append(Message(role="user", content=out))
             return False
         if action.submit:
-            writer.add("agent", reply.text, model_name=self.client.spec, metrics=metrics, extra=extra,
-                       tool_calls=[AtifToolCall(tool_call_id=call_id, function_name="finish")],
-                       observation=Observation(results=[ObservationResult(source_call_id=call_id,
-                                                                          content="finished")]))
+            writer.add(
+                "agent",
+                reply.text,
+                model_name=self.client.spec,
+                metrics=metrics,
+                extra=extra,
+                tool_calls=[AtifToolCall(tool_call_id=call_id, function_name="finish")],
+                observation=Observation(results=[ObservationResult(source_call_id=call_id, content="finished")]),
+            )
             return True
-        out = (self._run_command(ctx, action.command, deadline) if action.command.strip()
-               else f"error: the code block is empty; put one command in it, or `echo {SUBMIT}` to submit")
-        writer.add("agent", reply.text, model_name=self.client.spec, metrics=metrics, extra=extra,
-                   tool_calls=[AtifToolCall(tool_call_id=call_id, function_name="bash",
-                                            arguments={"command": action.command})],
-                   observation=Observation(results=[ObservationResult(source_call_id=call_id, content=out)]))
+        out = (
+            self._run_command(ctx, action.command, deadline)
+            if action.command.strip()
+            else f"error: the code block is empty; put one command in it, or `echo {SUBMIT}` to submit"
+        )
+        writer.add(
+            "agent",
+            reply.text,
+            model_name=self.client.spec,
+            metrics=metrics,
+            extra=extra,
+            tool_calls=[
+                AtifToolCall(tool_call_id=call_id, function_name="bash", arguments={"command": action.command})
+            ],
+            observation=Observation(results=[ObservationResult(source_call_id=call_id, content=out)]),
+        )
         messages.append(Message(role="user", content=out))
         return False
 
@@ -205,9 +298,14 @@ class SolverAgent:
         user = ctx.env.config.agent.user  # task.toml [agent].user; no environment beyond the image's own
         res = ctx.sandbox.exec(["bash", "-c", command], timeout=timeout, user=str(user) if user is not None else None)
         limit = self.settings.observation_chars
-        return render("solver_observation.j2", timed_out=res.timed_out, timeout_sec=f"{timeout:.0f}",
-                      exit_code=res.exit_code, stdout=_clip(res.stdout, limit * 2 // 3),
-                      stderr=_clip(res.stderr, limit // 3))
+        return render(
+            "solver_observation.j2",
+            timed_out=res.timed_out,
+            timeout_sec=f"{timeout:.0f}",
+            exit_code=res.exit_code,
+            stdout=_clip(res.stdout, limit * 2 // 3),
+            stderr=_clip(res.stderr, limit // 3),
+        )
 
 
 def _clip(text: str, limit: int) -> str:

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import shlex
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from envqa.agents.base import Agent, AgentContext, AgentRun
 from envqa.core.environment import Environment, FileCopy
@@ -40,8 +41,9 @@ if TYPE_CHECKING:
 SETUP_TIMEOUT_SEC = 600.0  # a step's workdir/setup.sh (Harbor sets none; nothing here waits without bound)
 # Between steps: what the previous step's verifier (and the oracle) left. The next step's setup and agent
 # must not see the grading harness (Harbor: _reset_shared_step_verifier_dirs; we drop /solution too).
-RESET = ("rm -rf /tests /solution; mkdir -p /logs/verifier /logs/agent; "
-         "find /logs/verifier /logs/agent -mindepth 1 -delete")
+RESET = (
+    "rm -rf /tests /solution; mkdir -p /logs/verifier /logs/agent; find /logs/verifier /logs/agent -mindepth 1 -delete"
+)
 
 
 def step_environment(env: Environment, files: StepFiles, step: StepConfig) -> Environment:
@@ -54,12 +56,14 @@ def step_environment(env: Environment, files: StepFiles, step: StepConfig) -> En
     agent = c.agent.model_copy(update={"timeout_sec": step.agent.timeout_sec or c.agent.timeout_sec})
     timeout = step.verifier.timeout_sec if "timeout_sec" in step.verifier.model_fields_set else c.verifier.timeout_sec
     verifier = c.verifier.model_copy(update={"env": {**c.verifier.env, **step.verifier.env}, "timeout_sec": timeout})
-    return env.model_copy(update={
-        "instruction": files.instruction.read_text(errors="replace"),
-        "solution": [FileCopy(source=sol, target="/solution")] if (sol / "solve.sh").is_file() else [],
-        "tests": [FileCopy(source=d, target="/tests") for d in tests if d.is_dir()],
-        "config": c.model_copy(update={"agent": agent, "verifier": verifier}),
-    })
+    return env.model_copy(
+        update={
+            "instruction": files.instruction.read_text(errors="replace"),
+            "solution": [FileCopy(source=sol, target="/solution")] if (sol / "solve.sh").is_file() else [],
+            "tests": [FileCopy(source=d, target="/tests") for d in tests if d.is_dir()],
+            "config": c.model_copy(update={"agent": agent, "verifier": verifier}),
+        }
+    )
 
 
 def min_reward_failure(rewards: dict[str, float], min_reward: float | dict[str, float] | None) -> str | None:
@@ -126,8 +130,18 @@ class StepsOutcome:
     steps: list[StepResult] = field(default_factory=list)
 
 
-def run_steps(sandbox: Sandbox, env: Environment, agent: Agent, *, model: str | None, config: "QAConfig",
-              trial_dir: Path, clock, verify: Callable, cut_network: Callable) -> StepsOutcome:
+def run_steps(
+    sandbox: Sandbox,
+    env: Environment,
+    agent: Agent,
+    *,
+    model: str | None,
+    config: QAConfig,
+    trial_dir: Path,
+    clock,
+    verify: Callable,
+    cut_network: Callable,
+) -> StepsOutcome:
     """Every step in order. `verify(sandbox, env, out_dir)` and `cut_network(sandbox, config, env)` are
     agents/trial.py's run_verifier and cut_verifier_network (passed in: this module is below trial.py).
     Each step's files go to <trial>/steps/<name>/{agent,verifier,setup.txt}."""
@@ -146,20 +160,31 @@ def run_steps(sandbox: Sandbox, env: Environment, agent: Agent, *, model: str | 
         if index:
             reset = sandbox.sh(RESET, timeout=60)
             if reset.exit_code != 0:  # the next agent would see the last step's tests: never run it so
-                raise SandboxError(f"step {files.name!r}: could not clear /tests and /logs before it: "
-                                   f"{(reset.stdout + reset.stderr)[-300:]}")
+                raise SandboxError(
+                    f"step {files.name!r}: could not clear /tests and /logs before it: "
+                    f"{(reset.stdout + reset.stderr)[-300:]}"
+                )
             _restore_network(sandbox, config)
         failed = _setup(sandbox, files, step_dir)
         if failed:
-            results.append(StepResult(name=files.name, outcome=Outcome.FAIL, stopped="setup.sh failed",
-                                      error_message=failed))
+            results.append(
+                StepResult(name=files.name, outcome=Outcome.FAIL, stopped="setup.sh failed", error_message=failed)
+            )
             stopped = True
             continue
         (step_dir / "agent").mkdir(parents=True, exist_ok=True)
         with clock.phase(Phase.AGENT):
             deadline = time.monotonic() + senv.agent_timeout_sec
-            run = agent.run(AgentContext(sandbox=sandbox, env=senv, instruction=senv.instruction,
-                                         timeout_sec=senv.agent_timeout_sec, logs_dir=step_dir / "agent", model=model))
+            run = agent.run(
+                AgentContext(
+                    sandbox=sandbox,
+                    env=senv,
+                    instruction=senv.instruction,
+                    timeout_sec=senv.agent_timeout_sec,
+                    logs_dir=step_dir / "agent",
+                    model=model,
+                )
+            )
             run.timed_out = run.timed_out or time.monotonic() > deadline
         runs.append((files.name, run))
         sandbox.download("/logs/agent", step_dir)
@@ -167,9 +192,15 @@ def run_steps(sandbox: Sandbox, env: Environment, agent: Agent, *, model: str | 
         with clock.phase(Phase.VERIFIER):
             cut_network(sandbox, config, senv)
             verdict = verify(sandbox, senv, step_dir)
-        result = StepResult(name=files.name, reward=verdict.reward, rewards=verdict.rewards,
-                            error_class=verdict.error_class, error_message=verdict.error,
-                            agent_exit_code=run.exit_code, agent_timed_out=run.timed_out)
+        result = StepResult(
+            name=files.name,
+            reward=verdict.reward,
+            rewards=verdict.rewards,
+            error_class=verdict.error_class,
+            error_message=verdict.error,
+            agent_exit_code=run.exit_code,
+            agent_timed_out=run.timed_out,
+        )
         if verdict.error_class:
             result.outcome, result.stopped, infra, stopped = Outcome.INFRA, "verifier said nothing usable", result, True
         else:
@@ -186,7 +217,7 @@ def run_steps(sandbox: Sandbox, env: Environment, agent: Agent, *, model: str | 
     return StepsOutcome(run, 0.0 if reward is None else reward, rewards, steps=results)
 
 
-def _restore_network(sandbox: Sandbox, config: "QAConfig") -> None:
+def _restore_network(sandbox: Sandbox, config: QAConfig) -> None:
     """The next step's agent gets the network the task declares again (the verifier's cut is per phase)."""
     if config.sandbox.verifier_network != "none" or sandbox.spec.network == "none":
         return
@@ -199,6 +230,9 @@ def _restore_network(sandbox: Sandbox, config: "QAConfig") -> None:
 def _agent_run(runs: list[tuple[str, AgentRun]]) -> AgentRun:
     """The steps' agent phases as one record: the first non-zero exit code, any timeout, all actions."""
     codes = [r.exit_code for _, r in runs if r.exit_code not in (0, None)]
-    return AgentRun(exit_code=codes[0] if codes else (runs[-1][1].exit_code if runs else None),
-                    timed_out=any(r.timed_out for _, r in runs), steps=sum(r.steps for _, r in runs),
-                    summary="; ".join(f"{name}: {r.summary}" for name, r in runs))
+    return AgentRun(
+        exit_code=codes[0] if codes else (runs[-1][1].exit_code if runs else None),
+        timed_out=any(r.timed_out for _, r in runs),
+        steps=sum(r.steps for _, r in runs),
+        summary="; ".join(f"{name}: {r.summary}" for name, r in runs),
+    )

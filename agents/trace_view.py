@@ -71,14 +71,19 @@ def compress(trajectory: Trajectory, token_budget: int, skip_sources: tuple[str,
     budget = token_budget * CHARS_PER_TOKEN
     for body, command in ((4000, 1000), (1500, 600), (600, 300), (250, 200), (120, 120), (60, 80)):
         # Middle steps get a third of what the first two and last three get.
-        texts = [_render(s, body if i < 2 or i >= len(steps) - 3 else max(40, body // 3), command)
-                 for i, s in enumerate(steps)]
+        texts = [
+            _render(s, body if i < 2 or i >= len(steps) - 3 else max(40, body // 3), command)
+            for i, s in enumerate(steps)
+        ]
         out = "\n".join(texts)
         if len(out) <= budget:
             return out
     # Still too long (hundreds of steps): headers and clipped commands only for the middle.
     head = [_render(s, 200, 120) for s in steps[:2]]
     tail = [_render(s, 200, 120) for s in steps[-3:]]
-    middle = [f"[step {s.step_id}] {s.source}" + "".join(f" -> {c.function_name}: {_clip(_command(c), 40)}"
-                                                         for c in s.tool_calls or []) for s in steps[2:-3]]
+    middle = [
+        f"[step {s.step_id}] {s.source}"
+        + "".join(f" -> {c.function_name}: {_clip(_command(c), 40)}" for c in s.tool_calls or [])
+        for s in steps[2:-3]
+    ]
     return "\n".join(head + middle + tail)[: budget + 2000]

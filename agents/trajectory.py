@@ -15,14 +15,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from envqa.core.models import utcnow
 from envqa.core.layout import write_atomic
+from envqa.core.models import utcnow
 
 ATIF_VERSION = "ATIF-v1.4"
 REDACTED = "[REDACTED]"
 # Shapes of common provider/service keys, caught even when we do not know the value.
-KEY_PATTERNS = [r"sk-ant-[A-Za-z0-9_\-]{16,}", r"sk-(?:proj-)?[A-Za-z0-9_\-]{20,}", r"xox[abpr]-[A-Za-z0-9\-]{10,}",
-                r"AKIA[0-9A-Z]{16}", r"gh[pousr]_[A-Za-z0-9]{30,}"]
+KEY_PATTERNS = [
+    r"sk-ant-[A-Za-z0-9_\-]{16,}",
+    r"sk-(?:proj-)?[A-Za-z0-9_\-]{20,}",
+    r"xox[abpr]-[A-Za-z0-9\-]{10,}",
+    r"AKIA[0-9A-Z]{16}",
+    r"gh[pousr]_[A-Za-z0-9]{30,}",
+]
 
 
 class Redactor:

@@ -34,8 +34,8 @@ import fnmatch
 import json
 import shutil
 import weakref
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Callable
 
 from envqa.agents.collect_hooks import run_collect_hooks
 from envqa.core.config import QAConfig
@@ -43,15 +43,14 @@ from envqa.core.environment import Environment, content_hash
 from envqa.core.errors import InfraError
 from envqa.core.network_policy import verifier_network_of
 from envqa.core.sandbox import Sandbox, SandboxBackend, SandboxSpec
-from envqa.core.task_config import (MAIN_SERVICE, ArtifactConfig, NetworkMode, VerifierEnvironmentMode,
-                                    artifact_entries)
+from envqa.core.task_config import MAIN_SERVICE, ArtifactConfig, NetworkMode, VerifierEnvironmentMode, artifact_entries
 
 ARTIFACTS_DIR = "/logs/artifacts"  # harbor/models/trial/paths.py EnvironmentPaths.artifacts_dir
 AGENT_DIRS = ["/logs/agent", ARTIFACTS_DIR]  # the agent's container in separate mode: no /logs/verifier
 
 # The backend and config a kept agent sandbox's verifier runs with (probes re-run the verifier on a kept end
 # state through `run_verifier(sandbox, env, dir)`, which does not carry them).
-_BOUND: "weakref.WeakKeyDictionary[Sandbox, tuple[SandboxBackend, QAConfig]]" = weakref.WeakKeyDictionary()
+_BOUND: weakref.WeakKeyDictionary[Sandbox, tuple[SandboxBackend, QAConfig]] = weakref.WeakKeyDictionary()
 
 
 def separate(env: Environment) -> bool:
@@ -77,8 +76,12 @@ def _relative(artifact: ArtifactConfig) -> PurePosixPath:
 
 def _excluded(rel: str, patterns: list[str]) -> bool:
     """`tar --exclude` as Harbor passes it: a pattern matches the relative path or any of its components."""
-    return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(rel, f"*/{p}")
-               or any(fnmatch.fnmatch(part, p) for part in rel.split("/")) for p in patterns)
+    return any(
+        fnmatch.fnmatch(rel, p)
+        or fnmatch.fnmatch(rel, f"*/{p}")
+        or any(fnmatch.fnmatch(part, p) for part in rel.split("/"))
+        for p in patterns
+    )
 
 
 def _drop_excluded(root: Path, patterns: list[str]) -> None:
@@ -130,38 +133,57 @@ def verifier_image_env(env: Environment) -> tuple[Environment, bool]:
     else a copy of `[environment]`."""
     vconf = env.config.verifier_environment() or env.config.environment
     if vconf.docker_image:
-        raise InfraError(f"[verifier.environment] docker_image = {vconf.docker_image!r}: qa never pulls images; "
-                         "give the verifier a tests/Dockerfile", "image_build_failed")
+        raise InfraError(
+            f"[verifier.environment] docker_image = {vconf.docker_image!r}: qa never pulls images; "
+            "give the verifier a tests/Dockerfile",
+            "image_build_failed",
+        )
     config = env.config.model_copy(update={"environment": vconf})
     tests_dir = env.root / "tests"
     if (tests_dir / "Dockerfile").is_file():
-        return env.model_copy(update={"config": config, "build_context": tests_dir,
-                                      "dockerfile": tests_dir / "Dockerfile",
-                                      "version": "verifier-" + content_hash(tests_dir)}), True
+        return env.model_copy(
+            update={
+                "config": config,
+                "build_context": tests_dir,
+                "dockerfile": tests_dir / "Dockerfile",
+                "version": "verifier-" + content_hash(tests_dir),
+            }
+        ), True
     return env.model_copy(update={"config": config}), False
 
 
 def _network(env: Environment, config: QAConfig) -> str:
     """The verifier's own network policy (default none); `[sandbox]` may only make it stricter."""
-    if (verifier_network_of(env) != NetworkMode.PUBLIC or config.sandbox.verifier_network == "none"
-            or config.sandbox.default_network == "none"):
+    if (
+        verifier_network_of(env) != NetworkMode.PUBLIC
+        or config.sandbox.verifier_network == "none"
+        or config.sandbox.default_network == "none"
+    ):
         return "none"
     return "bridge"
 
 
 def _as_shared(env: Environment, bundled: bool) -> Environment:
     """The task as the verifier container sees it: a shared-mode verifier in its own container."""
-    verifier = env.config.verifier.model_copy(update={"environment_mode": VerifierEnvironmentMode.SHARED,
-                                                      "environment": None})
+    verifier = env.config.verifier.model_copy(
+        update={"environment_mode": VerifierEnvironmentMode.SHARED, "environment": None}
+    )
     update = {"config": env.config.model_copy(update={"verifier": verifier})}
     if bundled:
         update["tests"] = []  # the image carries /tests (harbor: skip_tests_upload)
     return env.model_copy(update=update)
 
 
-def run_separate_verifier(sandbox: Sandbox, env: Environment, trial_dir: Path, timeout: float | None, *,
-                          run_verifier: Callable, backend: SandboxBackend | None = None,
-                          config: QAConfig | None = None):
+def run_separate_verifier(
+    sandbox: Sandbox,
+    env: Environment,
+    trial_dir: Path,
+    timeout: float | None,
+    *,
+    run_verifier: Callable,
+    backend: SandboxBackend | None = None,
+    config: QAConfig | None = None,
+):
     """Collect the agent container's artifacts, start a fresh verifier container, hand them over, run the
     verifier there (`run_verifier`: agents/trial.py's, passed in since it dispatches here) and read its reward.
     Returns its VerifierOutcome. Raises ImageBuildError when the verifier's image does not build, InfraError
@@ -181,11 +203,17 @@ def run_separate_verifier(sandbox: Sandbox, env: Environment, trial_dir: Path, t
     image, _built = backend.ensure_image(build_env)
     vconf = build_env.config.environment
     spec = SandboxSpec(
-        image=image, cpus=vconf.cpus, memory_mb=vconf.memory_mb,
-        pids_limit=vconf.pids_limit or config.sandbox.pids_limit, disk_limit_mb=vconf.storage_mb,
-        network=_network(env, config), env=dict(vconf.env),
+        image=image,
+        cpus=vconf.cpus,
+        memory_mb=vconf.memory_mb,
+        pids_limit=vconf.pids_limit or config.sandbox.pids_limit,
+        disk_limit_mb=vconf.storage_mb,
+        network=_network(env, config),
+        env=dict(vconf.env),
         labels={**getattr(sandbox.spec, "labels", {}), "envqa.role": "verifier"},
-        output_limit_bytes=config.sandbox.output_limit_bytes, init_dirs=["/logs/verifier", ARTIFACTS_DIR])
+        output_limit_bytes=config.sandbox.output_limit_bytes,
+        init_dirs=["/logs/verifier", ARTIFACTS_DIR],
+    )
     with backend.start(spec) as verifier_box:
         for host, target in pairs:
             verifier_box.upload(host, target)

@@ -3,4 +3,4 @@ executor, a store and a sandbox backend, approvals, `qa serve`, Slack, the HTML 
 
 # The app's notifiers join envqa.core.notify here, so every process that runs a graph through the app (`qa run`,
 # a worker running a control job, `qa serve` resuming one) posts to Slack when `[slack] channel` is set.
-from envqa.app import slack as _slack  # noqa: E402,F401
+from envqa.app import slack as _slack  # noqa: F401

@@ -9,16 +9,16 @@ the checkpointer for `qa approve|reject RUN_ID`.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from langgraph.types import Command
 
 from envqa.app.approvals import check_edit
-from envqa.core.errors import PatchError
-from envqa.graphs.loop_report import awaiting_report
-from envqa.core.notify import notify
-from envqa.core.layout import RunLayout
 from envqa.app.report_html import try_write_html_report
+from envqa.core.errors import PatchError
+from envqa.core.layout import RunLayout
+from envqa.core.notify import notify
+from envqa.graphs.loop_report import awaiting_report
 
 Ask = Callable[[dict], dict]
 
@@ -40,17 +40,28 @@ def settle_checkpoints(graph, thread, deps, ask: Ask | None = None) -> dict:
         awaiting_report(deps, state, payload)
         try_write_html_report(deps.config, run_id)  # the HTML view exists before anyone is asked (#14)
         report_path = RunLayout(deps.config.runs_dir, run_id).root / "report.json"
-        notify(deps.config, "awaiting_approval",
-               {"run_id": run_id, "env_name": state.get("env_name"), "version": state.get("version"),
-                "proposal": payload["proposal"], "sweep": payload.get("sweep"), "report_path": str(report_path)},
-               store=deps.store, key=pid)
+        notify(
+            deps.config,
+            "awaiting_approval",
+            {
+                "run_id": run_id,
+                "env_name": state.get("env_name"),
+                "version": state.get("version"),
+                "proposal": payload["proposal"],
+                "sweep": payload.get("sweep"),
+                "report_path": str(report_path),
+            },
+            store=deps.store,
+            key=pid,
+        )
         if ask is None:
             return state
         answer = ask(payload)
         while answer["action"] == "edit" and (refused := _edit_refusal(deps, run_id, pid, answer)):
             answer = ask({**payload, "edit_refused": refused})  # asked again; nothing was recorded
-        deps.store.record_approval(run_id, pid, answer["action"], answer["approver"], answer.get("reason"),
-                                   answer.get("patch"))
+        deps.store.record_approval(
+            run_id, pid, answer["action"], answer["approver"], answer.get("reason"), answer.get("patch")
+        )
         deps.store.set_run_status(run_id, "running")
         deps.store.set_loop(run_id, pending_proposal=None)
         graph.invoke(Command(resume=answer), thread)
@@ -59,8 +70,9 @@ def settle_checkpoints(graph, thread, deps, ask: Ask | None = None) -> dict:
 def _edit_refusal(deps, run_id: str, pid: str, answer: dict) -> str | None:
     """Why a replacement patch typed at the prompt is refused (it does not apply, or leaves the task), else None."""
     try:
-        check_edit(deps.config, deps.store, run_id, pid, answer.get("patch") or "", answer["approver"],
-                   answer.get("reason"))
+        check_edit(
+            deps.config, deps.store, run_id, pid, answer.get("patch") or "", answer["approver"], answer.get("reason")
+        )
     except PatchError as e:
         return str(e)
     return None

@@ -29,8 +29,10 @@ def spec_conflict_lines(proposal: dict) -> list[str]:
     check = proposal.get("spec_check") or {}
     if not check.get("flagged"):
         return []
-    return ["CONTRADICTS THE SPEC this task was generated from (never auto-approved; you decide):",
-            *(f"  - {r}" for r in SpecCheck.model_validate(check).reasons())]
+    return [
+        "CONTRADICTS THE SPEC this task was generated from (never auto-approved; you decide):",
+        *(f"  - {r}" for r in SpecCheck.model_validate(check).reasons()),
+    ]
 
 
 def show_proposal(payload: dict, console: Console) -> None:
@@ -38,8 +40,12 @@ def show_proposal(payload: dict, console: Console) -> None:
     p = payload["proposal"]
     title = f"proposal {p['proposal_id']} for {payload.get('env_name')} (version {payload['version'][:12]})"
     console.rule(escape(title))
-    console.print(f"author: {p['author']}   addresses: {', '.join(p['addresses']) or '-'}   "
-                  f"request: {(payload.get('request') or {}).get('kind', '-')}", highlight=False, markup=False)
+    console.print(
+        f"author: {p['author']}   addresses: {', '.join(p['addresses']) or '-'}   "
+        f"request: {(payload.get('request') or {}).get('kind', '-')}",
+        highlight=False,
+        markup=False,
+    )
     for line in spec_conflict_lines(p):
         console.print(f"[bold red]{escape(line)}[/]", highlight=False)
     if p.get("rationale"):
@@ -49,16 +55,26 @@ def show_proposal(payload: dict, console: Console) -> None:
     console.print(Syntax(payload["diff"], "diff", word_wrap=True))
     gate = payload.get("gate") or {}
     if gate:
-        rows = [[c["name"], "[green]pass[/]" if c["passed"] else "[red]fail[/]", escape(c.get("detail") or "")]
-                for c in gate.get("checks", [])]
-        print_rows(console, f"gate: {'passed' if gate['passed'] else 'FAILED'}", ["check", "result", "detail"], rows,
-                   ("check",))
+        rows = [
+            [c["name"], "[green]pass[/]" if c["passed"] else "[red]fail[/]", escape(c.get("detail") or "")]
+            for c in gate.get("checks", [])
+        ]
+        print_rows(
+            console,
+            f"gate: {'passed' if gate['passed'] else 'FAILED'}",
+            ["check", "result", "detail"],
+            rows,
+            ("check",),
+        )
     band = payload.get("band") or {}
     if band.get("measured"):
         pooled = band["pooled"]
-        console.print(f"sweep so far: pooled pass@1 {pooled['passes']}/{pooled['n']} "
-                      f"[{pooled['ci_low']:.2f}, {pooled['ci_high']:.2f}], call {band['call']}", highlight=False,
-                      markup=False)
+        console.print(
+            f"sweep so far: pooled pass@1 {pooled['passes']}/{pooled['n']} "
+            f"[{pooled['ci_low']:.2f}, {pooled['ci_high']:.2f}], call {band['call']}",
+            highlight=False,
+            markup=False,
+        )
 
 
 def make_ask(console: Console):
@@ -81,8 +97,12 @@ def make_ask(console: Console):
             if choice == "e":
                 path = Path(console.input("file with the replacement patch: ", markup=False).strip()).expanduser()
                 if path.is_file():
-                    return {"action": "edit", "approver": who, "reason": f"edited at the prompt ({path.name})",
-                            "patch": path.read_text()}
+                    return {
+                        "action": "edit",
+                        "approver": who,
+                        "reason": f"edited at the prompt ({path.name})",
+                        "patch": path.read_text(),
+                    }
                 console.print(f"[red]no such file: {path}[/]")
 
     return ask

@@ -74,8 +74,9 @@ def last_proposal_id(store: Store, run_id: str) -> str | None:
     return decided[-1]["proposal_id"] if decided else None
 
 
-def decide(config: QAConfig, run_id: str, action: Action, approver: str, reason: str | None = None,
-           patch: str | None = None) -> DecisionOutcome:
+def decide(
+    config: QAConfig, run_id: str, action: Action, approver: str, reason: str | None = None, patch: str | None = None
+) -> DecisionOutcome:
     if action not in ("approve", "reject", "edit"):
         raise InputError("action", f"unknown action {action!r} (approve, reject, edit)")
     if action == "edit" and not (patch or "").strip():
@@ -85,27 +86,39 @@ def decide(config: QAConfig, run_id: str, action: Action, approver: str, reason:
     pid = last_proposal_id(store, run_id)
     first = store.get_approval(run_id, pid) if pid else None
     if first is not None:
-        return DecisionOutcome(**{k: first[k] for k in ("run_id", "proposal_id", "action", "approver", "reason")},
-                               decided_at=datetime.fromisoformat(first["decided_at"]), already_decided=True,
-                               spec_conflicts=spec_conflicts(store, pid))
+        return DecisionOutcome(
+            **{k: first[k] for k in ("run_id", "proposal_id", "action", "approver", "reason")},
+            decided_at=datetime.fromisoformat(first["decided_at"]),
+            already_decided=True,
+            spec_conflicts=spec_conflicts(store, pid),
+        )
     if row["status"] != "awaiting_approval" or pid is None:
         raise InputError(run_id, f"the run is not awaiting approval (status: {row['status']})")
     if action == "edit":  # check the patch now: a refusal (exit 2) must leave no decision behind
         check_edit(config, store, run_id, pid, patch, approver, reason)
     stored, inserted = store.record_approval(run_id, pid, action, approver, reason, patch if action == "edit" else None)
-    return DecisionOutcome(**{k: stored[k] for k in ("run_id", "proposal_id", "action", "approver", "reason")},
-                           decided_at=datetime.fromisoformat(stored["decided_at"]), already_decided=not inserted,
-                           spec_conflicts=spec_conflicts(store, pid))
+    return DecisionOutcome(
+        **{k: stored[k] for k in ("run_id", "proposal_id", "action", "approver", "reason")},
+        decided_at=datetime.fromisoformat(stored["decided_at"]),
+        already_decided=not inserted,
+        spec_conflicts=spec_conflicts(store, pid),
+    )
 
 
-def check_edit(config: QAConfig, store: Store, run_id: str, proposal_id: str, patch: str, approver: str,
-               reason: str | None) -> None:
+def check_edit(
+    config: QAConfig, store: Store, run_id: str, proposal_id: str, patch: str, approver: str, reason: str | None
+) -> None:
     """A replacement patch must apply to the proposal's parent before it is recorded (PatchError, exit 2,
     otherwise): a recorded edit that cannot apply would fail the resumed run on every resume. The version
     it makes is content-addressed, so the approve node's own apply later finds it and writes nothing."""
     proposal = store.get_proposal(proposal_id)
-    VersionStore(config, store).apply_patch(proposal.parent_version, patch, author=f"human:{approver}",
-                                            reason=reason or f"edit of {proposal_id}", run_id=run_id)
+    VersionStore(config, store).apply_patch(
+        proposal.parent_version,
+        patch,
+        author=f"human:{approver}",
+        reason=reason or f"edit of {proposal_id}",
+        run_id=run_id,
+    )
 
 
 def run_config(store: Store, run_id: str, config: QAConfig) -> QAConfig:

@@ -27,11 +27,18 @@ COMMENT_LIMIT = 65_536  # GitHub's limit on a comment body
 BUDGET = 60_000  # what the folded sections may use, leaving room for the table
 EVIDENCE_LINES = 40
 ANNOTATION = {"critical": "error", "error": "error", "warning": "warning", "info": "notice"}
-ICON = {"clean": "✅", "findings": "❌", "out_of_band": "⚠️", "awaiting_approval": "⏸️", "incomplete": "⛔",
-        "invalid": "⛔"}
+ICON = {
+    "clean": "✅",
+    "findings": "❌",
+    "out_of_band": "⚠️",
+    "awaiting_approval": "⏸️",
+    "incomplete": "⛔",
+    "invalid": "⛔",
+}
 
 
 # --- markdown --------------------------------------------------------------------------------------------
+
 
 def cell(text: object) -> str:
     """Text safe in one table cell: no pipe or newline breaks the row, nothing is read as HTML."""
@@ -71,8 +78,10 @@ def finding_cell(row: TaskRow) -> str:
 def table(report: DatasetReport) -> list[str]:
     lines = ["| task | verdict | top finding | pass@1 (band) | proposal | exit |", "|---|---|---|---|---|---|"]
     for r in report.tasks:
-        lines.append(f"| `{cell(r.name)}` | {ICON.get(r.verdict or '', '')} {cell(r.verdict or 'not run')} | "
-                     f"{finding_cell(r)} | {pass_cell(r)} | {cell(proposal_state(r))} | {r.exit_code} |")
+        lines.append(
+            f"| `{cell(r.name)}` | {ICON.get(r.verdict or '', '')} {cell(r.verdict or 'not run')} | "
+            f"{finding_cell(r)} | {pass_cell(r)} | {cell(proposal_state(r))} | {r.exit_code} |"
+        )
     return lines
 
 
@@ -83,12 +92,15 @@ def where(f: TaskFinding) -> str:
 
 
 def finding_block(f: TaskFinding) -> str:
-    head = f"- **{cell(f.rule)}** ({cell(', '.join(x for x in (f.label, f.severity) if x))}){where(f)}: {cell(f.summary)}"
+    head = (
+        f"- **{cell(f.rule)}** ({cell(', '.join(x for x in (f.label, f.severity) if x))}){where(f)}: {cell(f.summary)}"
+    )
     if not f.evidence.strip():
         return head
     lines = f.evidence.splitlines()
-    body = "\n".join(lines[:EVIDENCE_LINES]) + (f"\n… {len(lines) - EVIDENCE_LINES} more line(s)"
-                                                if len(lines) > EVIDENCE_LINES else "")
+    body = "\n".join(lines[:EVIDENCE_LINES]) + (
+        f"\n… {len(lines) - EVIDENCE_LINES} more line(s)" if len(lines) > EVIDENCE_LINES else ""
+    )
     return head + "\n\n" + indent(folded("evidence", fenced(body)))
 
 
@@ -99,16 +111,26 @@ def indent(text: str) -> str:
 def task_section(r: TaskRow) -> str | None:
     if not (r.findings or r.proposals or r.error):
         return None
-    out = [f"### {ICON.get(r.verdict or '', '')} {cell(r.name)}: {cell(r.verdict or 'not run')}",
-           f"`{cell(repo_path(r.path, None, Path.cwd()))}`" + (f" · run `{cell(r.run_id)}`" if r.run_id else "")]
+    out = [
+        f"### {ICON.get(r.verdict or '', '')} {cell(r.name)}: {cell(r.verdict or 'not run')}",
+        f"`{cell(repo_path(r.path, None, Path.cwd()))}`" + (f" · run `{cell(r.run_id)}`" if r.run_id else ""),
+    ]
     if r.error:
         out.append(fenced(r.error))
     if r.findings:
         out += ["", "**Findings**", ""] + [finding_block(f) for f in r.findings]
+    if r.agents:  # issue 33: pass@1 per agent/model, qa's own and imported
+        out += ["", "| agent/model | pass@1 [95% CI] | source |", "|---|---|---|"] + [
+            f"| {cell(m)} | {a['passes']}/{a['n']} [{a['ci_low']:.2f}, {a['ci_high']:.2f}] | {a['source']} |"
+            for m, a in r.agents.items()
+            if a.get("n")
+        ]
     for p in r.proposals:
-        head = (f"**Proposal** {cell(p.version[:12]) if p.version else ''} by `{cell(p.proposer or '?')}`"
-                f" for {', '.join(f'`{cell(a)}`' for a in p.addresses) or 'the band'}: gate {cell(p.gate or 'not run')},"
-                f" {cell(p.state or 'proposed')}" + (f" (approved by {cell(p.approved_by)})" if p.approved_by else ""))
+        head = (
+            f"**Proposal** {cell(p.version[:12]) if p.version else ''} by `{cell(p.proposer or '?')}`"
+            f" for {', '.join(f'`{cell(a)}`' for a in p.addresses) or 'the band'}: gate {cell(p.gate or 'not run')},"
+            f" {cell(p.state or 'proposed')}" + (f" (approved by {cell(p.approved_by)})" if p.approved_by else "")
+        )
         out += ["", head]
         if p.diff.strip():
             out += ["", folded(f"diff ({len(p.diff.splitlines())} lines)", fenced(p.diff, "diff"))]
@@ -119,9 +141,13 @@ def markdown(report: DatasetReport) -> str:
     s = report.summary
     verdicts = ", ".join(f"{n} {v}" for v, n in sorted(s.by_verdict.items(), key=lambda kv: (-kv[1], kv[0])))
     rules = ", ".join(f"`{cell(k)}` ({n})" for k, n in sorted(s.by_rule.items(), key=lambda kv: (-kv[1], kv[0])))
-    head = [f"## qa: {s.tasks} task(s), exit {report.exit_code}",
-            f"Dataset run `{cell(report.dataset_run_id)}`" + (f" · {s.seconds:.0f}s" if s.seconds is not None else ""),
-            "", f"**Verdicts:** {verdicts or 'none'}", ""]
+    head = [
+        f"## qa: {s.tasks} task(s), exit {report.exit_code}",
+        f"Dataset run `{cell(report.dataset_run_id)}`" + (f" · {s.seconds:.0f}s" if s.seconds is not None else ""),
+        "",
+        f"**Verdicts:** {verdicts or 'none'}",
+        "",
+    ]
     if rules:
         head += [f"**Rules fired (tasks):** {rules}", ""]
     parts = ["\n".join(head + table(report))]
@@ -136,13 +162,16 @@ def markdown(report: DatasetReport) -> str:
         parts.append(section)
         used += len(section) + 2
     if left_out:
-        parts.append(f"_Details of {len(left_out)} task(s) left out to fit a comment: {cell(', '.join(left_out))}; "
-                     "see the dataset report._")
+        parts.append(
+            f"_Details of {len(left_out)} task(s) left out to fit a comment: {cell(', '.join(left_out))}; "
+            "see the dataset report._"
+        )
     text = "\n\n".join(parts) + "\n"
     return text[:COMMENT_LIMIT]
 
 
 # --- github annotations ----------------------------------------------------------------------------------
+
 
 def escape_data(s: str) -> str:
     return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
@@ -172,13 +201,23 @@ def annotations(report: DatasetReport, root: Path) -> list[str]:
     out = []
     for r in report.tasks:
         if r.error:
-            out.append(command("error", r.error, file=repo_path(r.path, None, root), title=f"qa: {r.name} {r.verdict or 'not run'}"))
+            out.append(
+                command(
+                    "error", r.error, file=repo_path(r.path, None, root), title=f"qa: {r.name} {r.verdict or 'not run'}"
+                )
+            )
         for f in r.findings:
             fixed = f.summary.startswith(FIXED)
             message = f.summary + (f" (qa run {r.run_id})" if r.run_id else "")
-            out.append(command(ANNOTATION.get(f.severity or "", "warning"), message,
-                               file=repo_path(r.path, f.file, root), line=f.line,
-                               title=f"qa {f.rule}" + (" (a fix was proposed)" if fixed else "")))
+            out.append(
+                command(
+                    ANNOTATION.get(f.severity or "", "warning"),
+                    message,
+                    file=repo_path(r.path, f.file, root),
+                    line=f.line,
+                    title=f"qa {f.rule}" + (" (a fix was proposed)" if fixed else ""),
+                )
+            )
     return out
 
 

@@ -7,74 +7,144 @@ import sqlite3
 import sys
 import uuid
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
 
-from envqa.core.errors import EnvQAError, InputError
 from envqa.app.cli_common import cli_config, err, escape_help, fail
+from envqa.core.errors import EnvQAError, InputError
 from envqa.core.logs import configure_logging
 from envqa.core.verdicts import exit_code
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Quality-check RL coding environments: run, probe, label, revise.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Quality-check RL coding environments: run, probe, label, revise.",
+)
 
 
 @app.command()
 def run(
-    env_dirs: Optional[list[Path]] = typer.Argument(None, metavar="PATH", help="a task directory (Harbor "
-                                                    "task.toml, or Terminal-Bench task.yaml), or a dataset: a folder "
-                                                    "of task folders (several PATHs: one dataset); not needed with "
-                                                    "--resume", show_default=False),
+    env_dirs: list[Path] | None = typer.Argument(
+        None,
+        metavar="PATH",
+        help="a task directory (Harbor "
+        "task.toml, or Terminal-Bench task.yaml), or a dataset: a folder "
+        "of task folders (several PATHs: one dataset); not needed with "
+        "--resume",
+        show_default=False,
+    ),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object (the report) on stdout"),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
-    oracle_runs: Optional[int] = typer.Option(None, "--oracle-runs", min=1,
-                                              help="oracle runs of every stage (default 3; a stage's qa.toml key wins)"),
-    nop_runs: Optional[int] = typer.Option(None, "--nop-runs", min=1, help="nop trials (default 1)"),
-    model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="solver model, e.g. anthropic/claude-sonnet-4-5 (repeatable)"),
-    trials: Optional[int] = typer.Option(None, "--trials", "-n", min=1, help="solver trials per model"),
-    actions: Optional[str] = typer.Option(None, "--actions", help="tools | text: how solver models act (default "
-                                          "tools; text = one fenced bash block per reply; [solver] actions)"),
-    analyst_model: Optional[str] = typer.Option(None, "--analyst-model", help="model that labels solver trials "
-                                                "the rules leave open ([analyst] model)"),
-    hunter_model: Optional[str] = typer.Option(None, "--hunter-model", help="model of the LLM shortcut hunter "
-                                               "([hunter] model; [hunter] trials per version)"),
-    reviser_model: Optional[str] = typer.Option(None, "--reviser-model", help="model that writes the revisions the "
-                                                "mechanical fixers cannot ([reviser] model)"),
-    generator_model: Optional[str] = typer.Option(None, "--generator-model", help="model that writes the task when "
-                                                  "ENV_DIR holds only spec.md ([generator] model)"),
-    run_id: Optional[str] = typer.Option(None, "--run-id", help="id for this run (default: generated)"),
-    resume: Optional[str] = typer.Option(None, "--resume", help="resume an interrupted run (RUN_ID) or dataset "
-                                         "run (ds-...) by its id"),
-    task: Optional[list[str]] = typer.Option(None, "--task", "-t", help="dataset: run only the tasks whose name "
-                                             "matches this glob (repeatable)"),
-    exclude: Optional[list[str]] = typer.Option(None, "--exclude", "-x", help="dataset: skip the tasks whose name "
-                                                "matches this glob (repeatable)"),
-    max_tasks: Optional[int] = typer.Option(None, "--max-tasks", min=1, help="dataset: run at most N tasks (the "
-                                            "first N by name, after the filters)"),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="dataset: tasks in flight at once (default: "
-                                       "2 per core, at most one per 1.5 GB of free memory)"),
-    fmt: Optional[str] = typer.Option(None, "--format", help="text | json | markdown | github: what is printed on "
-                                      "stdout (json = --json; markdown: a pull-request comment; github: that plus "
-                                      "workflow annotations)"),
-    approval: Optional[str] = typer.Option(None, "--approval", help="prompt | wait | auto: how a gated revision "
-                                           "is approved (default: prompt on a terminal, else wait = exit 4)"),
-    detach: bool = typer.Option(False, "--detach", help="with REDIS_URL: enqueue the run on the `control` "
-                                "queue for `qa worker` processes, print its id and return"),
-    stall_timeout: Optional[float] = typer.Option(None, "--stall-timeout", min=0, help="Redis mode: exit 3 when a "
-                                                  "queue holds work this many seconds with no live worker "
-                                                  "(default 600; 0 waits forever)"),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="at the end, every trial and the coverage table "
-                                 "(default: a one-line coverage summary)"),
+    config: Path | None = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
+    oracle_runs: int | None = typer.Option(
+        None, "--oracle-runs", min=1, help="oracle runs of every stage (default 3; a stage's qa.toml key wins)"
+    ),
+    nop_runs: int | None = typer.Option(None, "--nop-runs", min=1, help="nop trials (default 1)"),
+    model: list[str] | None = typer.Option(
+        None, "--model", "-m", help="solver model, e.g. anthropic/claude-sonnet-4-5 (repeatable)"
+    ),
+    trials: int | None = typer.Option(None, "--trials", "-n", min=1, help="solver trials per model"),
+    actions: str | None = typer.Option(
+        None,
+        "--actions",
+        help="tools | text: how solver models act (default "
+        "tools; text = one fenced bash block per reply; [solver] actions)",
+    ),
+    analyst_model: str | None = typer.Option(
+        None, "--analyst-model", help="model that labels solver trials the rules leave open ([analyst] model)"
+    ),
+    hunter_model: str | None = typer.Option(
+        None, "--hunter-model", help="model of the LLM shortcut hunter ([hunter] model; [hunter] trials per version)"
+    ),
+    reviser_model: str | None = typer.Option(
+        None, "--reviser-model", help="model that writes the revisions the mechanical fixers cannot ([reviser] model)"
+    ),
+    generator_model: str | None = typer.Option(
+        None, "--generator-model", help="model that writes the task when ENV_DIR holds only spec.md ([generator] model)"
+    ),
+    run_id: str | None = typer.Option(None, "--run-id", help="id for this run (default: generated)"),
+    resume: str | None = typer.Option(
+        None, "--resume", help="resume an interrupted run (RUN_ID) or dataset run (ds-...) by its id"
+    ),
+    task: list[str] | None = typer.Option(
+        None, "--task", "-t", help="dataset: run only the tasks whose name matches this glob (repeatable)"
+    ),
+    exclude: list[str] | None = typer.Option(
+        None, "--exclude", "-x", help="dataset: skip the tasks whose name matches this glob (repeatable)"
+    ),
+    max_tasks: int | None = typer.Option(
+        None, "--max-tasks", min=1, help="dataset: run at most N tasks (the first N by name, after the filters)"
+    ),
+    jobs: int | None = typer.Option(
+        None,
+        "--jobs",
+        "-j",
+        min=1,
+        help="dataset: tasks in flight at once (default: 2 per core, at most one per 1.5 GB of free memory)",
+    ),
+    fmt: str | None = typer.Option(
+        None,
+        "--format",
+        help="text | json | markdown | github: what is printed on "
+        "stdout (json = --json; markdown: a pull-request comment; github: that plus "
+        "workflow annotations)",
+    ),
+    approval: str | None = typer.Option(
+        None,
+        "--approval",
+        help="prompt | wait | auto: how a gated revision "
+        "is approved (default: prompt on a terminal, else wait = exit 4)",
+    ),
+    detach: bool = typer.Option(
+        False,
+        "--detach",
+        help="with REDIS_URL: enqueue the run on the `control` "
+        "queue for `qa worker` processes, print its id and return",
+    ),
+    stall_timeout: float | None = typer.Option(
+        None,
+        "--stall-timeout",
+        min=0,
+        help="Redis mode: exit 3 when a "
+        "queue holds work this many seconds with no live worker "
+        "(default 600; 0 waits forever)",
+    ),
+    verbose: bool = typer.Option(
+        False,
+        "--verbose",
+        "-v",
+        help="at the end, every trial and the coverage table (default: a one-line coverage summary)",
+    ),
+    trials_from: list[Path] | None = typer.Option(
+        None,
+        "--trials-from",
+        help="Harbor job or `tb run` folders "
+        "whose trials of this task join the sweep (nothing is re-run; "
+        "repeatable; [sweep] trials_from)",
+    ),
+    count_stale: bool = typer.Option(
+        False,
+        "--count-stale",
+        help="with --trials-from: count trials that ran another version of the task (their recorded checksum differs)",
+    ),
 ) -> None:
     """Build the environment, run oracle and nop trials, report what that says about it."""
     configure_logging()
-    overrides = {"oracle_runs": oracle_runs, "validate.nop_runs": nop_runs,
-                 "sweep.models": model or None, "sweep.trials": trials, "solver.actions": actions,
-                 "analyst.model": analyst_model, "hunter.model": hunter_model,
-                 "reviser.model": reviser_model, "generator.model": generator_model,
-                 "scheduler.stall_timeout_sec": stall_timeout}
+    overrides = {
+        "oracle_runs": oracle_runs,
+        "validate.nop_runs": nop_runs,
+        "sweep.models": model or None,
+        "sweep.trials": trials,
+        "solver.actions": actions,
+        "analyst.model": analyst_model,
+        "hunter.model": hunter_model,
+        "reviser.model": reviser_model,
+        "generator.model": generator_model,
+        "scheduler.stall_timeout_sec": stall_timeout,
+        "sweep.trials_from": [str(p.resolve()) for p in trials_from] if trials_from else None,
+        "sweep.count_stale": count_stale or None,
+    }
     from envqa.app.dataset_cli import check_format, run_dataset_command, wants_dataset  # issue 25: qa run PATH...
 
     try:
@@ -82,18 +152,32 @@ def run(
     except EnvQAError as e:
         fail(e, as_json)
     as_json = fmt == "json"
+    for p in trials_from or []:  # issue 33: bad input fails before any work
+        if not p.is_dir():
+            fail(
+                InputError(str(p), "--trials-from: not a folder (a Harbor job or trial folder, or a tb run folder)"),
+                as_json,
+            )
     if wants_dataset(env_dirs or [], resume, task, exclude, max_tasks, jobs, fmt):
-        run_dataset_command(env_dirs or [], lambda: cli_config(config, overrides), resume=resume, include=task,
-                            exclude=exclude, max_tasks=max_tasks, jobs=jobs, fmt=fmt, approval=approval,
-                            detach=detach)
+        run_dataset_command(
+            env_dirs or [],
+            lambda: cli_config(config, overrides),
+            resume=resume,
+            include=task,
+            exclude=exclude,
+            max_tasks=max_tasks,
+            jobs=jobs,
+            fmt=fmt,
+            approval=approval,
+            detach=detach,
+        )
     env_dir = env_dirs[0] if env_dirs else None
     if env_dir is None and not resume:
         fail(InputError("ENV_DIR", "missing: give an environment directory, or --resume RUN_ID"), as_json)
     warnings: list[dict] = []  # unknown task.toml keys (issue 23): shown before the run, never an exit 2
     if not resume:  # bad input fails fast, before the heavy imports and before any state is written
-        from envqa.core.environment import load_environment
-
         from envqa.agents.generator import is_spec_dir
+        from envqa.core.environment import load_environment
 
         try:
             if not is_spec_dir(env_dir):  # spec.md only: the generate node writes the task (issue 13)
@@ -115,13 +199,14 @@ def run(
         if detach:
             detach_run(env_dir, cfg, rid, resume=bool(resume), mode=mode, as_json=as_json)
             return
-        report = execute_run(env_dir, cfg, rid, resume=bool(resume), quiet=as_json, console=err, approval_mode=mode,
-                             ask=ask)
+        report = execute_run(
+            env_dir, cfg, rid, resume=bool(resume), quiet=as_json, console=err, approval_mode=mode, ask=ask
+        )
     except EnvQAError as e:
         fail(e, as_json)
     except KeyboardInterrupt:
         err.print("[yellow]interrupted: containers removed; resume with[/] qa run --resume " + rid)
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     if as_json:
         sys.stdout.write(json.dumps({**report, "warnings": warnings}) + "\n")
     else:
@@ -140,10 +225,13 @@ def run(
 def lint(
     env_dir: Path = typer.Argument(..., help="environment directory"),
     as_json: bool = typer.Option(False, "--json", help="print findings as JSON"),
-    image: bool = typer.Option(False, "--image", help="also build the image and check what it contains "
-                               "(test literals, verifier code the agent can rewrite)"),
+    image: bool = typer.Option(
+        False,
+        "--image",
+        help="also build the image and check what it contains (test literals, verifier code the agent can rewrite)",
+    ),
     strict: bool = typer.Option(False, "--strict", help="add the opt-in rules: root agent, unpinned base image"),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
+    config: Path | None = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
 ) -> None:
     """Check an environment's files (and with --image its built image) without running any agent."""
     configure_logging()
@@ -155,14 +243,16 @@ def lint(
         env = load_environment(env_dir, lint=True)  # lints what qa cannot run yet, and an empty instruction
     except InputError as e:
         if as_json:
-            sys.stdout.write(json.dumps({"ok": False, "error": str(e), "exit_code": e.exit_code, "findings": []}) + "\n")
+            sys.stdout.write(
+                json.dumps({"ok": False, "error": str(e), "exit_code": e.exit_code, "findings": []}) + "\n"
+            )
         fail(e)
     s = cfg.probes
     findings = lint_findings(env, strict or s.lint_root_agent, strict or s.lint_unpinned_base)
     if image:
-        from envqa.probes.image_checks import image_findings
         from envqa.app.runner import make_backend
         from envqa.core.sandbox import ImageBuildError
+        from envqa.probes.image_checks import image_findings
 
         backend = make_backend(cfg)
         try:
@@ -171,9 +261,16 @@ def lint(
         except ImageBuildError as e:
             from envqa.core.models import Finding, Label, Severity
 
-            findings.append(Finding(rule="image-build-failed", label=Label.BRITTLENESS, severity=Severity.CRITICAL,
-                                    message=f"the environment's image does not build: {e}", evidence=[e.log_tail],
-                                    location=env.dockerfile.relative_to(env.root).as_posix()))
+            findings.append(
+                Finding(
+                    rule="image-build-failed",
+                    label=Label.BRITTLENESS,
+                    severity=Severity.CRITICAL,
+                    message=f"the environment's image does not build: {e}",
+                    evidence=[e.log_tail],
+                    location=env.dockerfile.relative_to(env.root).as_posix(),
+                )
+            )
         except EnvQAError as e:
             fail(e, as_json)
     serious = [f for f in findings if f.severity != "info"]
@@ -186,7 +283,7 @@ def lint(
     raise typer.Exit(1 if serious else 0)
 
 
-def _scheduler_settings(config: Optional[Path], limits: Optional[list[str]]):
+def _scheduler_settings(config: Path | None, limits: list[str] | None):
     """Scheduler settings for worker/queues: QA_SCHEDULER_SETTINGS (embedded mode) or qa.toml, plus --limit."""
     import os
 
@@ -204,24 +301,28 @@ def _scheduler_settings(config: Optional[Path], limits: Optional[list[str]]):
     return settings
 
 
-def _redis_url(url: Optional[str], config: Optional[Path]) -> str:
+def _redis_url(url: str | None, config: Path | None) -> str:
     import os
 
     found = url or os.environ.get("REDIS_URL") or cli_config(config, {}).scheduler.redis_url
     if not found:
-        raise InputError("REDIS_URL", "not set: pass --url or set REDIS_URL (embedded mode's Redis lives only "
-                         "while its `qa run` runs)")
+        raise InputError(
+            "REDIS_URL",
+            "not set: pass --url or set REDIS_URL (embedded mode's Redis lives only while its `qa run` runs)",
+        )
     return found
 
 
 @app.command()
 def worker(
-    queues: str = typer.Option("*", "--queues", "-q", help="comma-separated queues (e.g. anthropic/claude-sonnet-4-5,sandbox); * = all"),
-    url: Optional[str] = typer.Option(None, "--url", help="Redis URL (default $REDIS_URL)"),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
-    limit: Optional[list[str]] = typer.Option(None, "--limit", help="QUEUE=N concurrency across all workers (repeatable)"),
+    queues: str = typer.Option(
+        "*", "--queues", "-q", help="comma-separated queues (e.g. anthropic/claude-sonnet-4-5,sandbox); * = all"
+    ),
+    url: str | None = typer.Option(None, "--url", help="Redis URL (default $REDIS_URL)"),
+    config: Path | None = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
+    limit: list[str] | None = typer.Option(None, "--limit", help="QUEUE=N concurrency across all workers (repeatable)"),
     burst: bool = typer.Option(False, "--burst", help="exit when no work is left"),
-    name: Optional[str] = typer.Option(None, "--name", help="worker name (default: generated)"),
+    name: str | None = typer.Option(None, "--name", help="worker name (default: generated)"),
 ) -> None:
     """Run one worker: rq's own SimpleWorker (with rq's scheduler) on these queues; `rq worker --with-scheduler` on
     the same queues does the same work. --limit QUEUE=N sets that queue's RateLimit concurrency in Redis now."""
@@ -256,8 +357,8 @@ def worker(
 @app.command("queues")
 def queues_cmd(
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
-    url: Optional[str] = typer.Option(None, "--url", help="Redis URL (default $REDIS_URL)"),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
+    url: str | None = typer.Option(None, "--url", help="Redis URL (default $REDIS_URL)"),
+    config: Path | None = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
 ) -> None:
     """Depth, running, limit and parked-until of every queue."""
     configure_logging()
@@ -283,8 +384,15 @@ def queues_cmd(
 
     table = Table("queue", "depth", "delayed", "running", "limit", "parked until", "reclaimed")
     for r in rows:
-        table.add_row(r.queue, str(r.depth), str(r.delayed), str(r.running), str(r.limit or "-"),
-                      r.parked_until.isoformat(timespec="seconds") if r.parked_until else "-", str(r.reclaimed))
+        table.add_row(
+            r.queue,
+            str(r.depth),
+            str(r.delayed),
+            str(r.running),
+            str(r.limit or "-"),
+            r.parked_until.isoformat(timespec="seconds") if r.parked_until else "-",
+            str(r.reclaimed),
+        )
     Console().print(table)
 
 
@@ -292,7 +400,7 @@ def queues_cmd(
 def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="address to listen on"),
     port: int = typer.Option(8765, "--port", min=0, max=65535, help="port to listen on"),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
+    config: Path | None = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON line (url, routes, warnings) on start"),
 ) -> None:
     """Serve Slack's interactivity endpoint (POST /slack/interactivity) and the HTML reports."""
@@ -301,15 +409,19 @@ def serve(
         cfg = cli_config(config, {})
     except EnvQAError as e:
         fail(e)
-    from envqa.app.serve import serve as run_server, startup_info
+    from envqa.app.serve import serve as run_server
+    from envqa.app.serve import startup_info
 
     info = startup_info(cfg, host, port)
     if as_json:
         sys.stdout.write(json.dumps(info) + "\n")
         sys.stdout.flush()
     else:
-        err.print(f"qa serve on {info['url']}  (Slack interactivity: {info['url']}/slack/interactivity)",
-                  highlight=False, soft_wrap=True)
+        err.print(
+            f"qa serve on {info['url']}  (Slack interactivity: {info['url']}/slack/interactivity)",
+            highlight=False,
+            soft_wrap=True,
+        )
     for warning in info["warnings"]:
         err.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
     run_server(cfg, host, port)
@@ -318,10 +430,10 @@ def serve(
 @app.command("report")
 def report_cmd(
     run_id: str = typer.Argument(..., help="the run whose report to build"),
-    html: Optional[Path] = typer.Option(None, "--html", help="write the HTML here (default runs/<run_id>/report.html)"),
+    html: Path | None = typer.Option(None, "--html", help="write the HTML here (default runs/<run_id>/report.html)"),
     open_it: bool = typer.Option(False, "--open", help="open the report in a browser"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object: run_id, html path, bytes"),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
+    config: Path | None = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
 ) -> None:
     """Build a run's self-contained HTML report from its stored report and trial artifacts."""
     configure_logging()
@@ -355,14 +467,18 @@ from envqa.app.cli_rules import register as _register_rules_command  # noqa: E40
 
 _register_rules_command(app)
 
+from envqa.app.cli_analyze import register as _register_analyze_command  # noqa: E402  (qa analyze, issue 33)
+
+_register_analyze_command(app)
+
 
 @app.command("diff")
 def diff_cmd(
     run_id: str = typer.Argument(..., help="the run whose versions to compare"),
-    a: Optional[str] = typer.Argument(None, help="version (or unique prefix); default: B's parent"),
-    b: Optional[str] = typer.Argument(None, help="version (or unique prefix); default: the run's newest"),
+    a: str | None = typer.Argument(None, help="version (or unique prefix); default: B's parent"),
+    b: str | None = typer.Argument(None, help="version (or unique prefix); default: the run's newest"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
+    config: Path | None = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
 ) -> None:
     """Print the unified diff between two versions of a run's environment."""
     from envqa.app.cli_versions import diff_versions
@@ -377,9 +493,9 @@ def diff_cmd(
 def export_cmd(
     run_id: str = typer.Argument(..., help="the run whose version to export"),
     dest: Path = typer.Argument(..., help="new (or empty) directory to write the task to"),
-    version: Optional[str] = typer.Option(None, "--version", help="version (or prefix); default: last adopted"),
+    version: str | None = typer.Option(None, "--version", help="version (or prefix); default: last adopted"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
+    config: Path | None = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
 ) -> None:
     """Write a version of the run's environment as a normal task directory."""
     from envqa.app.cli_versions import export_version
@@ -397,7 +513,7 @@ def main() -> None:
     except sqlite3.OperationalError as e:  # e.g. the state directory is read-only
         err.print(f"[bold red]error:[/] state database: {e}")
         sys.exit(3)
-    except Exception:  # a bug of ours: show it, but never exit 1 (that means "findings")
+    except Exception:  # noqa: BLE001 - a bug of ours: show it, but never exit 1 (that means "findings")
         err.print_exception()
         sys.exit(3)
 

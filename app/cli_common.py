@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -18,15 +17,24 @@ from envqa.core.errors import EnvQAError
 err = Console(stderr=True)
 
 
-def cli_config(config: Optional[Path], overrides: dict) -> QAConfig:
+def cli_config(config: Path | None, overrides: dict) -> QAConfig:
     return load_config(config, {k: v for k, v in overrides.items() if v is not None})
 
 
 def fail(e: EnvQAError, as_json: bool = False) -> None:
     """Message on stderr; with --json also one JSON object with `error` on stdout (a script reads stdout)."""
     if as_json:
-        sys.stdout.write(json.dumps({"error": str(e), "exit_code": e.exit_code,
-                                     "path": getattr(e, "path", None), "field": getattr(e, "field", None)}) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                {
+                    "error": str(e),
+                    "exit_code": e.exit_code,
+                    "path": getattr(e, "path", None),
+                    "field": getattr(e, "field", None),
+                }
+            )
+            + "\n"
+        )
     # escape: a message may quote a log ("[/work/...]" would read as markup)
     err.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)  # never fold a path in two
     raise typer.Exit(e.exit_code)

@@ -7,7 +7,6 @@ import shutil
 import sys
 import uuid
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -24,11 +23,15 @@ def print_generation(gen: dict, console: Console) -> None:
     for col in ("attempt", "stage", "reached", "files", "detail"):
         table.add_column(col, overflow="fold")
     for a in gen.get("attempts", []):
-        table.add_row(str(a["attempt"]), a["stage"], a["reached"], str(len(a["files"])),
-                      "\n".join(a["detail"].splitlines()[:6]))
+        table.add_row(
+            str(a["attempt"]), a["stage"], a["reached"], str(len(a["files"])), "\n".join(a["detail"].splitlines()[:6])
+        )
     console.print(table)
-    console.print(f"task: {gen['task_dir']}" if gen.get("passed") else "[red]no task passed; nothing was written[/]",
-                  highlight=False, soft_wrap=True)
+    console.print(
+        f"task: {gen['task_dir']}" if gen.get("passed") else "[red]no task passed; nothing was written[/]",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def print_yield(batch: dict, console: Console) -> None:
@@ -37,8 +40,9 @@ def print_yield(batch: dict, console: Console) -> None:
         table.add_column(col)
     for row in batch["yield"]:
         n = row["variants"]
-        table.add_row(row["stage"], "-" if n is None else f"{n}/{row['of']}",
-                      "-" if n is None else f"{n / max(row['of'], 1):.0%}")
+        table.add_row(
+            row["stage"], "-" if n is None else f"{n}/{row['of']}", "-" if n is None else f"{n / max(row['of'], 1):.0%}"
+        )
     console.print(table)
 
 
@@ -47,9 +51,14 @@ def register(app: typer.Typer) -> None:
     @app.command("new")
     def new_cmd(
         name: str = typer.Argument(..., help="task name; the task is written to ./NAME (or --dir)"),
-        directory: Optional[Path] = typer.Option(None, "--dir", help="where to write it (default ./NAME)"),
-        steps: int = typer.Option(0, "--steps", min=0, max=20, help="a multi-step task of N [[steps]] "
-                                  "(steps/step-1..N, as `harbor init --steps N`)"),
+        directory: Path | None = typer.Option(None, "--dir", help="where to write it (default ./NAME)"),
+        steps: int = typer.Option(
+            0,
+            "--steps",
+            min=0,
+            max=20,
+            help="a multi-step task of N [[steps]] (steps/step-1..N, as `harbor init --steps N`)",
+        ),
         as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
     ) -> None:
         """Scaffold a blank Harbor task, schema 1.4 (no model): `qa lint` is clean on it, its oracle passes, its
@@ -72,18 +81,28 @@ def register(app: typer.Typer) -> None:
     @app.command("generate")
     def generate_cmd(
         spec_dir: Path = typer.Argument(..., help="directory holding spec.md (and optional seed files in files/)"),
-        out: Optional[Path] = typer.Option(None, "--out", help="where to write the task (default: DIR-task beside "
-                                           "DIR); with --count N, the variants go to OUT/<name>-<i>"),
+        out: Path | None = typer.Option(
+            None,
+            "--out",
+            help="where to write the task (default: DIR-task beside "
+            "DIR); with --count N, the variants go to OUT/<name>-<i>",
+        ),
         count: int = typer.Option(1, "--count", min=1, max=50, help="distinct variants to generate concurrently"),
-        keep: Optional[str] = typer.Option(None, "--keep", help="in_band: run the QA loop on each accepted variant "
-                                           "and keep only those clean and in band"),
-        loop: bool = typer.Option(False, "--loop", help="run the QA loop on each accepted variant (yield columns "
-                                  "'clean after hunt' and 'in band')"),
-        generator_model: Optional[str] = typer.Option(None, "--generator-model", help="[generator] model"),
-        oracle_runs: Optional[int] = typer.Option(None, "--oracle-runs", min=1, help="[generator] oracle_runs"),
-        max_repairs: Optional[int] = typer.Option(None, "--max-repairs", min=0, help="[generator] max_repairs"),
+        keep: str | None = typer.Option(
+            None,
+            "--keep",
+            help="in_band: run the QA loop on each accepted variant and keep only those clean and in band",
+        ),
+        loop: bool = typer.Option(
+            False,
+            "--loop",
+            help="run the QA loop on each accepted variant (yield columns 'clean after hunt' and 'in band')",
+        ),
+        generator_model: str | None = typer.Option(None, "--generator-model", help="[generator] model"),
+        oracle_runs: int | None = typer.Option(None, "--oracle-runs", min=1, help="[generator] oracle_runs"),
+        max_repairs: int | None = typer.Option(None, "--max-repairs", min=0, help="[generator] max_repairs"),
         as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
-        config: Optional[Path] = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
+        config: Path | None = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
     ) -> None:
         """Write a Harbor task from spec.md, build it, and repair it until its oracle passes and its nop fails.
         Exit 0 when at least one task was written, 1 when none passed, 2 on bad input, 3 on infra."""
@@ -93,8 +112,14 @@ def register(app: typer.Typer) -> None:
         try:
             if keep not in (None, "in_band"):
                 raise InputError("--keep", f"unknown value {keep!r} (known: in_band)")
-            cfg = cli_config(config, {"generator.model": generator_model, "generator.oracle_runs": oracle_runs,
-                                   "generator.max_repairs": max_repairs})
+            cfg = cli_config(
+                config,
+                {
+                    "generator.model": generator_model,
+                    "generator.oracle_runs": oracle_runs,
+                    "generator.max_repairs": max_repairs,
+                },
+            )
             read_spec(spec_dir)
             require_model(cfg)
             dest = out or spec_dir.resolve().parent / f"{spec_dir.resolve().name}-task"
@@ -107,7 +132,7 @@ def register(app: typer.Typer) -> None:
             fail(e, as_json)
         except KeyboardInterrupt:
             err.print("[yellow]interrupted: no task was written for unfinished variants[/]")
-            raise typer.Exit(130)
+            raise typer.Exit(130) from None
         body = batch.public()
         if as_json:
             sys.stdout.write(json.dumps(body) + "\n")
@@ -122,10 +147,10 @@ def register(app: typer.Typer) -> None:
 
 
 def _generate(cfg, spec_dir: Path, dest: Path, count: int):
+    from envqa.app.executors import open_executor
+    from envqa.app.runner import make_backend
     from envqa.graphs.generate_batch import generate_batch
     from envqa.graphs.run_graph import RunDeps
-    from envqa.app.runner import make_backend
-    from envqa.app.executors import open_executor
     from envqa.store.db import Store
     from envqa.store.versions import VersionStore
 
@@ -134,9 +159,12 @@ def _generate(cfg, spec_dir: Path, dest: Path, count: int):
     cfg.home.mkdir(parents=True, exist_ok=True)
     store = Store(cfg.db_path)
     with open_executor(cfg, backend, store) as executor:  # each trial removes its own container
-        return generate_batch(RunDeps(config=cfg, store=store, versions=VersionStore(cfg, store), backend=backend,
-                                      executor=executor), spec_dir, dest,
-                              count)
+        return generate_batch(
+            RunDeps(config=cfg, store=store, versions=VersionStore(cfg, store), backend=backend, executor=executor),
+            spec_dir,
+            dest,
+            count,
+        )
 
 
 def run_loop_on(batch, config, keep_in_band: bool):

@@ -3,8 +3,8 @@
 A table on a terminal (every column in full width, rule ids never split across lines; a list below 100
 columns, where a table would leave the description a word per line), `--json` as a list
 of `{id, label, subtype, severity, probe, fixer, description}` (plus the remedy and the kind), and
-`--markdown` as the table the README carries (tests/foundation/test_registry.py checks that the README's
-copy is this one, so the README cannot drift from the registry).
+`--markdown` as the table docs/reference/rules.md carries (`make docs` writes it there, and tests/test_docs.py
+fails when that copy is not this one, so the page cannot drift from the registry).
 """
 
 from __future__ import annotations
@@ -51,8 +51,12 @@ def rules_table(rules: tuple[Rule, ...] = RULES, width: int = 160) -> Table:
         if wide:
             table.add_row(r.id, r.label, r.subtype or "-", r.severity.value, r.probe, r.fixer or "-", what)
         else:
-            table.add_row(r.id, r.label + (f"\n{r.subtype}" if r.subtype else ""), r.severity.value,
-                          f"{what} [probe: {r.probe}" + (f"; fixer: {r.fixer}]" if r.fixer else "]"))
+            table.add_row(
+                r.id,
+                r.label + (f"\n{r.subtype}" if r.subtype else ""),
+                r.severity.value,
+                f"{what} [probe: {r.probe}" + (f"; fixer: {r.fixer}]" if r.fixer else "]"),
+            )
     return table
 
 
@@ -64,8 +68,16 @@ def rules_list(rules: tuple[Rule, ...] = RULES) -> Group:
         head = Text(r.id, style="bold", no_wrap=True, overflow="ignore")
         what = r.summary + (" (inconclusive: exit 3)" if r.kind == "inconclusive" else "")
         label = r.label + (f" / {r.subtype}" if r.subtype else "")
-        parts += [head, Padding(Text(f"{r.severity.value}, {label}\n{what} [probe: {r.probe}"
-                                     + (f"; fixer: {r.fixer}]" if r.fixer else "]")), (0, 0, 0, 4))]
+        parts += [
+            head,
+            Padding(
+                Text(
+                    f"{r.severity.value}, {label}\n{what} [probe: {r.probe}"
+                    + (f"; fixer: {r.fixer}]" if r.fixer else "]")
+                ),
+                (0, 0, 0, 4),
+            ),
+        ]
     return Group(*parts)
 
 
@@ -73,11 +85,13 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def catalogue_markdown() -> str:
-    """The README's rule catalogue (between MARK_BEGIN and MARK_END there)."""
-    lines = ["| rule | label / subtype | severity | stage (probe) | fixer | what it means |",
-             "|---|---|---|---|---|---|"]
-    for r in RULES:
+def catalogue_markdown(rules: tuple[Rule, ...] = RULES) -> str:
+    """The rule catalogue of docs/reference/rules.md (between MARK_BEGIN and MARK_END there)."""
+    lines = [
+        "| rule | label / subtype | severity | stage (probe) | fixer | what it means |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rules:
         label = f"{r.label} / {r.subtype}" if r.subtype else r.label
         stage = PROBE_INFO[r.probe].stage
         stage = stage if stage == r.probe else f"{stage} (`{r.probe}`)"
@@ -88,9 +102,10 @@ def catalogue_markdown() -> str:
 
 def register(app: typer.Typer) -> None:
     @app.command("rules")
-    def rules_cmd(as_json: bool = typer.Option(False, "--json", help="the catalogue as a JSON list on stdout"),
-                  markdown: bool = typer.Option(False, "--markdown", help="the catalogue as the README's table")
-                  ) -> None:
+    def rules_cmd(
+        as_json: bool = typer.Option(False, "--json", help="the catalogue as a JSON list on stdout"),
+        markdown: bool = typer.Option(False, "--markdown", help="the catalogue as docs/reference/rules.md's table"),
+    ) -> None:
         """Every rule qa can report: its label, severity, the probe that finds it, its fixer."""
         if as_json:
             sys.stdout.write(json.dumps(catalogue(), indent=1) + "\n")

@@ -10,9 +10,8 @@ from __future__ import annotations
 import json
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -73,7 +72,7 @@ def detach_run(env_dir: Path | None, config: QAConfig, run_id: str, *, resume: b
 def _age(iso: str | None) -> str:
     if not iso:
         return "-"
-    sec = (datetime.now(timezone.utc) - datetime.fromisoformat(iso)).total_seconds()
+    sec = (datetime.now(UTC) - datetime.fromisoformat(iso)).total_seconds()
     return f"{sec:.0f}s" if sec < 120 else f"{sec / 60:.0f}m" if sec < 7200 else f"{sec / 3600:.1f}h"
 
 
@@ -86,12 +85,23 @@ def status_of(config: QAConfig, run_id: str) -> dict:
         raise InputError(str(config.db_path), f"no run with id {run_id!r}")
     loop = store.get_loop(run_id) or {}
     counts = store.trial_counts(run_id)
-    return {"run_id": run_id, "env_name": row["env_name"], "status": row["status"], "verdict": row["verdict"],
-            "node": loop.get("node"), "iteration": loop.get("iteration") or 0, "version": loop.get("version"), "band_call": loop.get("band_call"),
-            "stop_reason": loop.get("stop_reason"), "pending_proposal": loop.get("pending_proposal"),
-            "approval_mode": loop.get("approval_mode"), "trials": counts, "created_at": row["created_at"],
-            "finished_at": row["finished_at"],
-            "pending_spec_conflicts": spec_conflicts(store, loop.get("pending_proposal"))}  # issue 13
+    return {
+        "run_id": run_id,
+        "env_name": row["env_name"],
+        "status": row["status"],
+        "verdict": row["verdict"],
+        "node": loop.get("node"),
+        "iteration": loop.get("iteration") or 0,
+        "version": loop.get("version"),
+        "band_call": loop.get("band_call"),
+        "stop_reason": loop.get("stop_reason"),
+        "pending_proposal": loop.get("pending_proposal"),
+        "approval_mode": loop.get("approval_mode"),
+        "trials": counts,
+        "created_at": row["created_at"],
+        "finished_at": row["finished_at"],
+        "pending_spec_conflicts": spec_conflicts(store, loop.get("pending_proposal")),
+    }  # issue 13
 
 
 def version_rows(report: dict) -> list[dict]:
@@ -99,10 +109,17 @@ def version_rows(report: dict) -> list[dict]:
     for v in report.get("versions") or []:
         band = v.get("band") or {}
         pooled = band.get("pooled") or {}
-        out.append({"version": v["version"], "author": v["author"],
-                    "approval": (v.get("approval") or {}).get("approver"),
-                    "pass_at_1": pooled.get("pass_at_1"), "n": pooled.get("n"), "band_call": band.get("call"),
-                    "open_findings": sorted({f["rule"] for f in v.get("findings", []) if f.get("severity") != "info"})})
+        out.append(
+            {
+                "version": v["version"],
+                "author": v["author"],
+                "approval": (v.get("approval") or {}).get("approver"),
+                "pass_at_1": pooled.get("pass_at_1"),
+                "n": pooled.get("n"),
+                "band_call": band.get("call"),
+                "open_findings": sorted({f["rule"] for f in v.get("findings", []) if f.get("severity") != "info"}),
+            }
+        )
     return out
 
 
@@ -115,11 +132,24 @@ def print_loop(report: dict, console: Console, decisions: bool = True) -> None:
 
     rows = version_rows(report)
     if rows:
-        table = [[r["version"][:12], escape(r["author"]).replace("+", "+\n"), escape(r["approval"] or "-"),
-                  "-" if r["pass_at_1"] is None else f"{r['pass_at_1']:.2f} (n={r['n']})", r["band_call"] or "-",
-                  "\n".join(r["open_findings"]) or "none"] for r in rows]
-        print_rows(console, "versions", ["version", "author", "approved by", "pass@1", "band", "open findings"], table,
-                   ("version", "author", "open findings"))
+        table = [
+            [
+                r["version"][:12],
+                escape(r["author"]).replace("+", "+\n"),
+                escape(r["approval"] or "-"),
+                "-" if r["pass_at_1"] is None else f"{r['pass_at_1']:.2f} (n={r['n']})",
+                r["band_call"] or "-",
+                "\n".join(r["open_findings"]) or "none",
+            ]
+            for r in rows
+        ]
+        print_rows(
+            console,
+            "versions",
+            ["version", "author", "approved by", "pass@1", "band", "open findings"],
+            table,
+            ("version", "author", "open findings"),
+        )
     if not decisions:
         return
     print_decisions(report, console)
@@ -132,20 +162,30 @@ def print_decisions(report: dict, console: Console) -> None:
         gates = {p["candidate_version"]: p for p in report.get("proposals") or [] if p.get("status") == "adopted"}
         for v in (report.get("versions") or [])[1:]:
             proposal = gates.get(v["version"]) or {}
-            checks = ", ".join(f"{c['name']} {'ok' if c['passed'] else 'FAILED'}"
-                               for c in (proposal.get("gate") or {}).get("checks", []))
-            console.print(f"version {v['version'][:12]}: {v['author']} for {', '.join(proposal.get('addresses') or [])}"
-                          f"; gate: {checks or '-'}" + (f" (proposal {proposal['proposal_id']})" if proposal else ""),
-                          highlight=False, markup=False)
+            checks = ", ".join(
+                f"{c['name']} {'ok' if c['passed'] else 'FAILED'}"
+                for c in (proposal.get("gate") or {}).get("checks", [])
+            )
+            console.print(
+                f"version {v['version'][:12]}: {v['author']} for {', '.join(proposal.get('addresses') or [])}"
+                f"; gate: {checks or '-'}" + (f" (proposal {proposal['proposal_id']})" if proposal else ""),
+                highlight=False,
+                markup=False,
+            )
             approval = v.get("approval") or {}
             if approval.get("approver") == "auto":
-                console.print(f"version {v['version'][:12]} was auto-approved (--approval auto) after passing the gate",
-                              highlight=False)
+                console.print(
+                    f"version {v['version'][:12]} was auto-approved (--approval auto) after passing the gate",
+                    highlight=False,
+                )
             elif approval:
                 how = {"approve": "approved", "edit": "edited and approved"}.get(approval["action"], approval["action"])
-                console.print(f"version {v['version'][:12]} was {how} by {approval['approver']}"
-                              + (f": {approval['reason']}" if approval.get("reason") else ""), highlight=False,
-                              markup=False)
+                console.print(
+                    f"version {v['version'][:12]} was {how} by {approval['approver']}"
+                    + (f": {approval['reason']}" if approval.get("reason") else ""),
+                    highlight=False,
+                    markup=False,
+                )
     if report.get("stop_reason"):
         console.print(f"loop stopped: {report['stop_reason']}", highlight=False, markup=False)
     pending = report.get("awaiting_approval")
@@ -154,11 +194,15 @@ def print_decisions(report: dict, console: Console) -> None:
 
         show_proposal(pending, console)
         rid = report["run_id"]
-        console.print(f"awaiting approval: qa approve {rid}  |  qa approve {rid} --edit PATCH  |  "
-                      f"qa reject {rid} --reason TEXT", highlight=False, soft_wrap=True, markup=False)
+        console.print(
+            f"awaiting approval: qa approve {rid}  |  qa approve {rid} --edit PATCH  |  qa reject {rid} --reason TEXT",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
 
 
-def _cfg(config: Optional[Path]) -> QAConfig:
+def _cfg(config: Path | None) -> QAConfig:
     """Every command here starts with this: logs to stderr (stdout is for --json), then the config."""
     from envqa.core.config import load_config
     from envqa.core.logs import configure_logging
@@ -180,12 +224,24 @@ def _out(obj: dict) -> None:
 
 CONFIG_OPT = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)")
 JSON_OPT = typer.Option(False, "--json", help="print one JSON object")
-HERE_OPT = typer.Option(False, "--here", help="continue the run in this process even when REDIS_URL is set "
-                        "(default there: enqueue the continuation on the `control` queue)")
+HERE_OPT = typer.Option(
+    False,
+    "--here",
+    help="continue the run in this process even when REDIS_URL is set "
+    "(default there: enqueue the continuation on the `control` queue)",
+)
 
 
-def _decide_and_continue(run_id: str, action: str, reason: str | None, patch: str | None, as_json: bool,
-                         config: Optional[Path], approver: str | None, here: bool) -> None:
+def _decide_and_continue(
+    run_id: str,
+    action: str,
+    reason: str | None,
+    patch: str | None,
+    as_json: bool,
+    config: Path | None,
+    approver: str | None,
+    here: bool,
+) -> None:
     from envqa.app.approval_prompt import cli_approver, make_ask
     from envqa.app.approvals import decide
     from envqa.app.resume import continue_run
@@ -194,11 +250,16 @@ def _decide_and_continue(run_id: str, action: str, reason: str | None, patch: st
         cfg = _cfg(config)
         outcome = decide(cfg, run_id, action, approver or cli_approver(), reason, patch)
         if outcome.already_decided:
-            err.print(f"already decided: {outcome.action} by {outcome.approver} at {outcome.decided_at:%Y-%m-%d %H:%M:%S}"
-                      " (this decision changed nothing)", highlight=False)
+            err.print(
+                f"already decided: {outcome.action} by {outcome.approver} at {outcome.decided_at:%Y-%m-%d %H:%M:%S}"
+                " (this decision changed nothing)",
+                highlight=False,
+            )
         if outcome.spec_conflicts and outcome.action != "reject":
-            err.print("[bold red]note:[/] this revision contradicts the task's spec: "
-                      + "; ".join(outcome.spec_conflicts), highlight=False)
+            err.print(
+                "[bold red]note:[/] this revision contradicts the task's spec: " + "; ".join(outcome.spec_conflicts),
+                highlight=False,
+            )
         ask = make_ask(err) if (cfg.loop.approval == "prompt" and sys.stdin.isatty()) else None
         result = continue_run(cfg, run_id, detach=not here, quiet=as_json, console=err, ask=ask)
     except EnvQAError as e:
@@ -208,9 +269,15 @@ def _decide_and_continue(run_id: str, action: str, reason: str | None, patch: st
         if as_json:
             _out({"decision": decision, **result})
         else:
-            Console().print(f"{outcome.action} recorded; " + (f"continuing on the workers (job {result['enqueued']})"
-                            if result.get("enqueued") else f"run is {result.get('status')}, not continued here"),
-                            highlight=False)
+            Console().print(
+                f"{outcome.action} recorded; "
+                + (
+                    f"continuing on the workers (job {result['enqueued']})"
+                    if result.get("enqueued")
+                    else f"run is {result.get('status')}, not continued here"
+                ),
+                highlight=False,
+            )
         return
     if as_json:
         _out({**result, "decision": decision})
@@ -223,12 +290,17 @@ def _decide_and_continue(run_id: str, action: str, reason: str | None, patch: st
 
 def register(app: typer.Typer) -> None:
     @app.command()
-    def approve(run_id: str = typer.Argument(..., help="the run awaiting approval"),
-                edit: Optional[Path] = typer.Option(None, "--edit", help="a replacement patch (unified diff) to "
-                                                    "adopt instead; it goes through the gate again"),
-                reason: Optional[str] = typer.Option(None, "--reason", help="why (recorded with the decision)"),
-                approver: Optional[str] = typer.Option(None, "--as", help="who decides (default cli:$USER)"),
-                here: bool = HERE_OPT, as_json: bool = JSON_OPT, config: Optional[Path] = CONFIG_OPT) -> None:
+    def approve(
+        run_id: str = typer.Argument(..., help="the run awaiting approval"),
+        edit: Path | None = typer.Option(
+            None, "--edit", help="a replacement patch (unified diff) to adopt instead; it goes through the gate again"
+        ),
+        reason: str | None = typer.Option(None, "--reason", help="why (recorded with the decision)"),
+        approver: str | None = typer.Option(None, "--as", help="who decides (default cli:$USER)"),
+        here: bool = HERE_OPT,
+        as_json: bool = JSON_OPT,
+        config: Path | None = CONFIG_OPT,
+    ) -> None:
         """Approve the pending revision (or replace it with --edit) and continue the run."""
         patch = None
         if edit is not None:
@@ -238,16 +310,21 @@ def register(app: typer.Typer) -> None:
         _decide_and_continue(run_id, "edit" if patch else "approve", reason, patch, as_json, config, approver, here)
 
     @app.command()
-    def reject(run_id: str = typer.Argument(..., help="the run awaiting approval"),
-               reason: str = typer.Option(..., "--reason", help="why (recorded, and in the report)"),
-               approver: Optional[str] = typer.Option(None, "--as", help="who decides (default cli:$USER)"),
-               here: bool = HERE_OPT, as_json: bool = JSON_OPT, config: Optional[Path] = CONFIG_OPT) -> None:
+    def reject(
+        run_id: str = typer.Argument(..., help="the run awaiting approval"),
+        reason: str = typer.Option(..., "--reason", help="why (recorded, and in the report)"),
+        approver: str | None = typer.Option(None, "--as", help="who decides (default cli:$USER)"),
+        here: bool = HERE_OPT,
+        as_json: bool = JSON_OPT,
+        config: Path | None = CONFIG_OPT,
+    ) -> None:
         """Reject the pending revision; the run ends with the reason recorded."""
         _decide_and_continue(run_id, "reject", reason, None, as_json, config, approver, here)
 
     @app.command()
-    def runs(as_json: bool = JSON_OPT, limit: int = typer.Option(50, "--limit", min=1),
-             config: Optional[Path] = CONFIG_OPT) -> None:
+    def runs(
+        as_json: bool = JSON_OPT, limit: int = typer.Option(50, "--limit", min=1), config: Path | None = CONFIG_OPT
+    ) -> None:
         """Runs in this QA_HOME: id, environment, status, iteration, band call, age."""
         from envqa.app.approvals import open_store, spec_conflicts
 
@@ -257,8 +334,13 @@ def register(app: typer.Typer) -> None:
         except EnvQAError as e:
             fail(e)
         if as_json:
-            _out({"runs": [{**r, "pending_spec_conflicts": spec_conflicts(store, r.get("pending_proposal"))}
-                           for r in rows]})
+            _out(
+                {
+                    "runs": [
+                        {**r, "pending_spec_conflicts": spec_conflicts(store, r.get("pending_proposal"))} for r in rows
+                    ]
+                }
+            )
             return
         from rich.markup import escape
 
@@ -268,16 +350,20 @@ def register(app: typer.Typer) -> None:
         for r in rows:
             pending = r["pending_proposal"]
             verdict = f" ({r['verdict']})" if r["verdict"] and r["verdict"] != r["status"] else ""
-            table.append([r["run_id"], escape(r["env_name"] or "-"),
-                          f"{r['status']}{verdict}, iteration {r['iteration'] or 0}, band {r['band_call'] or '-'}",
-                          escape(pending or r["stop_reason"] or "-")
-                          + (" (CONTRADICTS THE SPEC)" if pending and spec_conflicts(store, pending) else ""),
-                          _age(r["created_at"])])
-        print_rows(Console(), "runs", ["run", "environment", "status", "stop / pending", "age"], table,
-                   ("run",))
+            table.append(
+                [
+                    r["run_id"],
+                    escape(r["env_name"] or "-"),
+                    f"{r['status']}{verdict}, iteration {r['iteration'] or 0}, band {r['band_call'] or '-'}",
+                    escape(pending or r["stop_reason"] or "-")
+                    + (" (CONTRADICTS THE SPEC)" if pending and spec_conflicts(store, pending) else ""),
+                    _age(r["created_at"]),
+                ]
+            )
+        print_rows(Console(), "runs", ["run", "environment", "status", "stop / pending", "age"], table, ("run",))
 
     @app.command()
-    def show(run_id: str = typer.Argument(...), as_json: bool = JSON_OPT, config: Optional[Path] = CONFIG_OPT) -> None:
+    def show(run_id: str = typer.Argument(...), as_json: bool = JSON_OPT, config: Path | None = CONFIG_OPT) -> None:
         """A run's story: versions, pass rates per model, labels, findings, spend, the pending proposal."""
         try:
             cfg = _cfg(config)
@@ -287,15 +373,22 @@ def register(app: typer.Typer) -> None:
             report = open_store(cfg).run_report(run_id) or {}  # the store's report, as `qa serve` reads it
         except EnvQAError as e:
             fail(e)
-        summary = {**st, "versions": version_rows(report), "open_findings":
-                   sorted({f["rule"] for f in report.get("findings", []) if f.get("severity") != "info"}),
-                   "awaiting_approval": report.get("awaiting_approval"), "in_band": report.get("in_band")}
+        summary = {
+            **st,
+            "versions": version_rows(report),
+            "open_findings": sorted({f["rule"] for f in report.get("findings", []) if f.get("severity") != "info"}),
+            "awaiting_approval": report.get("awaiting_approval"),
+            "in_band": report.get("in_band"),
+        }
         if as_json:
             _out(summary)
             return
         console = Console()
-        console.print(f"run {run_id} ({st['env_name']}): {st['status']}, iteration {st['iteration']}, "
-                      f"verdict {st['verdict'] or '-'}", highlight=False)
+        console.print(
+            f"run {run_id} ({st['env_name']}): {st['status']}, iteration {st['iteration']}, "
+            f"verdict {st['verdict'] or '-'}",
+            highlight=False,
+        )
         if report:
             from envqa.app.show_story import print_story
             from envqa.core.layout import RunLayout
@@ -303,15 +396,22 @@ def register(app: typer.Typer) -> None:
             # the story in order: the versions, what was found in each, what was proposed, gated and
             # approved (print_decisions), then what it cost and where the report is
             print_loop(report, console, decisions=False)
-            print_story(report, console, RunLayout(cfg.runs_dir, run_id).root / "report.html",
-                        decisions=print_decisions)
+            print_story(
+                report, console, RunLayout(cfg.runs_dir, run_id).root / "report.html", decisions=print_decisions
+            )
 
     @app.command()
-    def status(run_id: str = typer.Argument(...), follow: bool = typer.Option(False, "--follow", "-f",
-               help="keep printing until the run ends or waits for approval"),
-               timeout: float = typer.Option(0, "--timeout", min=0, help="with --follow: give up after this many "
-                                             "seconds (exit 3); 0 = no limit"),
-               as_json: bool = JSON_OPT, config: Optional[Path] = CONFIG_OPT) -> None:
+    def status(
+        run_id: str = typer.Argument(...),
+        follow: bool = typer.Option(
+            False, "--follow", "-f", help="keep printing until the run ends or waits for approval"
+        ),
+        timeout: float = typer.Option(
+            0, "--timeout", min=0, help="with --follow: give up after this many seconds (exit 3); 0 = no limit"
+        ),
+        as_json: bool = JSON_OPT,
+        config: Path | None = CONFIG_OPT,
+    ) -> None:
         """Where a run is: status, iteration, version, trials by state, why it stopped or what it waits for."""
         try:
             cfg = _cfg(config)
@@ -321,9 +421,11 @@ def register(app: typer.Typer) -> None:
             while follow and st["status"] not in FINAL:
                 line = (st["status"], st["node"], st["iteration"], json.dumps(st["trials"], sort_keys=True))
                 if line != last and not as_json:
-                    err.print(f"{run_id}: {st['status']} in {st['node'] or '-'} iteration {st['iteration']} "
-                              f"trials {st['trials']}",
-                              highlight=False)
+                    err.print(
+                        f"{run_id}: {st['status']} in {st['node'] or '-'} iteration {st['iteration']} "
+                        f"trials {st['trials']}",
+                        highlight=False,
+                    )
                 last = line
                 if deadline and time.monotonic() > deadline:
                     raise EnvQAError(f"{run_id} still {st['status']} after {timeout:g}s")
@@ -335,11 +437,13 @@ def register(app: typer.Typer) -> None:
             _out(st)
         else:
             where = f" in {st['node']}" if st["node"] and st["status"] not in FINAL else ""
-            Console().print(f"{run_id} ({st['env_name']}): {st['status']}{where}, iteration {st['iteration']}, version "
-                            f"{(st['version'] or '-')[:12]}, band {st['band_call'] or '-'}, trials {st['trials']}"
-                            + (f"\nstopped: {st['stop_reason']}" if st["stop_reason"] else "")
-                            + (f"\nawaiting approval of {st['pending_proposal']}" if st["pending_proposal"] else "")
-                            + "".join(f"\nCONTRADICTS THE SPEC: {c}" for c in st["pending_spec_conflicts"]),
-                            highlight=False)
+            Console().print(
+                f"{run_id} ({st['env_name']}): {st['status']}{where}, iteration {st['iteration']}, version "
+                f"{(st['version'] or '-')[:12]}, band {st['band_call'] or '-'}, trials {st['trials']}"
+                + (f"\nstopped: {st['stop_reason']}" if st["stop_reason"] else "")
+                + (f"\nawaiting approval of {st['pending_proposal']}" if st["pending_proposal"] else "")
+                + "".join(f"\nCONTRADICTS THE SPEC: {c}" for c in st["pending_spec_conflicts"]),
+                highlight=False,
+            )
         if follow:
             raise typer.Exit(exit_code(st["verdict"]) if st["status"] != "failed" else 3)

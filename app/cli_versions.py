@@ -38,8 +38,10 @@ def diff_versions(config: QAConfig, run_id: str, a: str | None, b: str | None, a
     text = vs.diff(va, vb)
     if as_json:
         info = vs.get(vb)
-        sys.stdout.write(json.dumps({"run_id": run_id, "a": va, "b": vb, "author": info.author, "reason": info.reason,
-                                     "diff": text}) + "\n")
+        sys.stdout.write(
+            json.dumps({"run_id": run_id, "a": va, "b": vb, "author": info.author, "reason": info.reason, "diff": text})
+            + "\n"
+        )
     else:
         sys.stdout.write(text or f"(no difference between {va[:12]} and {vb[:12]})\n")
     return 0
@@ -52,8 +54,10 @@ def export_version(config: QAConfig, run_id: str, dest: Path, version: str | Non
     vs.export(v, dest)
     loaded = load_environment(dest).version
     if as_json:
-        sys.stdout.write(json.dumps({"run_id": run_id, "version": v, "dir": str(Path(dest).resolve()),
-                                     "loaded_version": loaded}) + "\n")
+        sys.stdout.write(
+            json.dumps({"run_id": run_id, "version": v, "dir": str(Path(dest).resolve()), "loaded_version": loaded})
+            + "\n"
+        )
     else:
         sys.stdout.write(f"exported {v[:12]} to {dest}\n")
     return 0

@@ -46,8 +46,7 @@ def is_dataset_dir(path: Path) -> bool:
 
 
 def _subdirs(path: Path) -> list[Path]:
-    return sorted(p for p in path.iterdir()
-                  if p.is_dir() and not p.name.startswith(".") and p.name not in IGNORED_DIRS)
+    return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name not in IGNORED_DIRS)
 
 
 def is_dataset_run(paths: list[Path]) -> bool:
@@ -69,8 +68,9 @@ def check_task(path: Path) -> str | None:
     return None
 
 
-def discover(paths: list[Path], include: list[str] | None = None, exclude: list[str] | None = None,
-             max_tasks: int | None = None) -> list[Task]:
+def discover(
+    paths: list[Path], include: list[str] | None = None, exclude: list[str] | None = None, max_tasks: int | None = None
+) -> list[Task]:
     """The tasks the paths name, filtered; each loaded once here so a malformed one is a row, not a crash."""
     found: dict[Path, Task] = {}
     for given in paths:
@@ -108,13 +108,27 @@ def default_jobs() -> int:
 
 # rows ------------------------------------------------------------------------------------------------------------
 def invalid_row(task: Task, message: str, run_id: str | None = None, seconds: float | None = None) -> TaskRow:
-    return TaskRow(path=str(task.path), name=task.name, run_id=run_id, verdict="invalid", exit_code=2,
-                   error=message, seconds=seconds)
+    return TaskRow(
+        path=str(task.path),
+        name=task.name,
+        run_id=run_id,
+        verdict="invalid",
+        exit_code=2,
+        error=message,
+        seconds=seconds,
+    )
 
 
 def incomplete_row(task: Task, run_id: str | None, message: str, seconds: float | None = None) -> TaskRow:
-    return TaskRow(path=str(task.path), name=task.name, run_id=run_id, verdict="incomplete", exit_code=3,
-                   error=message, seconds=seconds)
+    return TaskRow(
+        path=str(task.path),
+        name=task.name,
+        run_id=run_id,
+        verdict="incomplete",
+        exit_code=3,
+        error=message,
+        seconds=seconds,
+    )
 
 
 def row_from_report(task: Task, report: dict, seconds: float | None) -> TaskRow:
@@ -122,8 +136,15 @@ def row_from_report(task: Task, report: dict, seconds: float | None) -> TaskRow:
     return task_row(str(task.path), task.name, report.get("run_id"), report, seconds, report.get("report_html"))
 
 
-def build_report(dataset_id: str, paths: list[str], rows: list[TaskRow], seconds: float | None,
-                 report_html: str | None = None) -> DatasetReport:
+def build_report(
+    dataset_id: str, paths: list[str], rows: list[TaskRow], seconds: float | None, report_html: str | None = None
+) -> DatasetReport:
     summary = summarize(rows, seconds)
-    return DatasetReport(dataset_run_id=dataset_id, paths=paths, tasks=rows, summary=summary,
-                         exit_code=dataset_exit_code(rows), report_html=report_html)
+    return DatasetReport(
+        dataset_run_id=dataset_id,
+        paths=paths,
+        tasks=rows,
+        summary=summary,
+        exit_code=dataset_exit_code(rows),
+        report_html=report_html,
+    )

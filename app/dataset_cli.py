@@ -8,8 +8,8 @@ one exit code (dataset_exit_code), a summary table (or `--json`, or the CI summa
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import typer
 from rich.console import Console
@@ -29,8 +29,14 @@ FORMATS = ("text", "json", "markdown", "github")
 def wants_dataset(paths: list[Path], resume: str | None, include, exclude, max_tasks, jobs, fmt: str | None) -> bool:
     if resume:
         return resume.startswith("ds-")
-    return bool(is_dataset_run(paths) or include or exclude or max_tasks is not None or jobs is not None
-                or fmt in ("markdown", "github"))
+    return bool(
+        is_dataset_run(paths)
+        or include
+        or exclude
+        or max_tasks is not None
+        or jobs is not None
+        or fmt in ("markdown", "github")
+    )
 
 
 def check_format(fmt: str | None, as_json: bool) -> str:
@@ -40,19 +46,38 @@ def check_format(fmt: str | None, as_json: bool) -> str:
     return fmt
 
 
-def run_dataset_command(paths: list[Path], make_config: Callable[[], QAConfig], *, resume: str | None,
-                        include: list[str] | None, exclude: list[str] | None, max_tasks: int | None,
-                        jobs: int | None, fmt: str, approval: str | None, detach: bool = False) -> None:
+def run_dataset_command(
+    paths: list[Path],
+    make_config: Callable[[], QAConfig],
+    *,
+    resume: str | None,
+    include: list[str] | None,
+    exclude: list[str] | None,
+    max_tasks: int | None,
+    jobs: int | None,
+    fmt: str,
+    approval: str | None,
+    detach: bool = False,
+) -> None:
     """Run (or resume) the dataset, print it in `fmt`, exit with the dataset's exit code."""
-    from envqa.app.dataset_run import DatasetInterrupted, DatasetPlan, DatasetRunner, create_dataset, \
-        load_dataset, new_dataset_id
+    from envqa.app.dataset_run import (
+        DatasetInterrupted,
+        DatasetPlan,
+        DatasetRunner,
+        create_dataset,
+        load_dataset,
+        new_dataset_id,
+    )
 
     as_json = fmt == "json"
     dataset_id = resume
     try:
         if detach:
-            raise InputError("--detach", "takes one task; a dataset's graphs run in this process (its trials on "
-                             "the REDIS_URL workers): run it without --detach")
+            raise InputError(
+                "--detach",
+                "takes one task; a dataset's graphs run in this process (its trials on "
+                "the REDIS_URL workers): run it without --detach",
+            )
         config = make_config()
         if resume:
             config, plan, store = load_dataset(config, resume)
@@ -61,15 +86,23 @@ def run_dataset_command(paths: list[Path], make_config: Callable[[], QAConfig], 
         else:
             tasks = discover(paths, include, exclude, max_tasks)
             if not tasks:
-                raise InputError(" ".join(map(str, paths)), "no task to run: no subfolder is a task, or the "
-                                 "filters (--task/--exclude/--max-tasks) left none")
+                raise InputError(
+                    " ".join(map(str, paths)),
+                    "no task to run: no subfolder is a task, or the filters (--task/--exclude/--max-tasks) left none",
+                )
             mode = approval or config.loop.approval or "wait"
             if mode not in ("prompt", "wait", "auto"):
                 raise InputError("--approval", f"expected prompt, wait or auto, got {mode!r}")
             # tasks run side by side: nobody answers a prompt in between; each waits (`qa approve RUN_ID`)
             mode = "wait" if mode == "prompt" else mode
-            plan = DatasetPlan(new_dataset_id(), tasks, [str(p) for p in paths], jobs or default_jobs(), mode,
-                               {"include": include or [], "exclude": exclude or [], "max_tasks": max_tasks})
+            plan = DatasetPlan(
+                new_dataset_id(),
+                tasks,
+                [str(p) for p in paths],
+                jobs or default_jobs(),
+                mode,
+                {"include": include or [], "exclude": exclude or [], "max_tasks": max_tasks},
+            )
             dataset_id = plan.dataset_id
             _check_engine(config)
             store = create_dataset(config, plan)
@@ -84,9 +117,9 @@ def run_dataset_command(paths: list[Path], make_config: Callable[[], QAConfig], 
             err.print(f"the dataset could not finish; finish it with: {hint}", highlight=False, soft_wrap=True)
             if as_json:
                 sys.stdout.write(f'{{"dataset_run_id": "{dataset_id}", "error": "could not finish", "exit_code": 3}}\n')
-            raise typer.Exit(3)
+            raise typer.Exit(3) from None
         err.print(f"[yellow]interrupted: containers removed; resume with[/] {hint}", soft_wrap=True)
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     emit(report, fmt)
     raise typer.Exit(report.exit_code)
 
@@ -104,15 +137,26 @@ def _run_with_progress(runner_cls, config, store, plan, quiet: bool) -> DatasetR
         return runner_cls(config, store, plan, None).run()
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err, transient=False) as progress:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+    ) as progress:
         bar = progress.add_task(f"{plan.dataset_id}: tasks", total=len(plan.tasks))
 
         def on_done(row: TaskRow) -> None:
             first = top_finding(row)
             top = first.rule if first else (row.error or "")[:80]
-            progress.console.print(f"  {row.name}  {row.verdict}  exit {row.exit_code}" + (f"  {top}" if top else ""),
-                                   highlight=False, markup=False, soft_wrap=True)
+            progress.console.print(
+                f"  {row.name}  {row.verdict}  exit {row.exit_code}" + (f"  {top}" if top else ""),
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
             progress.advance(bar)
 
         return runner_cls(config, store, plan, on_done).run()
@@ -133,8 +177,10 @@ def ci_text(report: DatasetReport, fmt: str) -> str:
         from envqa.app.ci_output import render
     except ImportError:
         lines = ["| task | verdict | top finding | exit |", "|---|---|---|---|"]
-        lines += [f"| {r.name} | {r.verdict} | {r.findings[0].rule if r.findings else ''} | {r.exit_code} |"
-                  for r in report.tasks]
+        lines += [
+            f"| {r.name} | {r.verdict} | {r.findings[0].rule if r.findings else ''} | {r.exit_code} |"
+            for r in report.tasks
+        ]
         return "\n".join(lines) + "\n"
     text = render(report, fmt)
     return text if text.endswith("\n") else text + "\n"
@@ -164,10 +210,15 @@ def print_summary(report: DatasetReport, console: Console) -> None:
     seconds = f" in {report.summary.seconds:.0f}s" if report.summary.seconds is not None else ""
     console.print(f"{report.summary.tasks} tasks{seconds}: {counts}; exit {report.exit_code}", highlight=False)
     if report.summary.by_rule:
-        console.print("most frequent findings: " + ", ".join(f"{k} ({v})" for k, v in
-                                                              list(report.summary.by_rule.items())[:5]),
-                      highlight=False, soft_wrap=True)
+        console.print(
+            "most frequent findings: " + ", ".join(f"{k} ({v})" for k, v in list(report.summary.by_rule.items())[:5]),
+            highlight=False,
+            soft_wrap=True,
+        )
     if report.report_html:
         console.print(f"dataset report: {report.report_html}", highlight=False, soft_wrap=True)
-    console.print(f"each task: qa show RUN_ID; finish an interrupted dataset: qa run --resume {report.dataset_run_id}",
-                  highlight=False, soft_wrap=True)
+    console.print(
+        f"each task: qa show RUN_ID; finish an interrupted dataset: qa run --resume {report.dataset_run_id}",
+        highlight=False,
+        soft_wrap=True,
+    )

@@ -48,6 +48,8 @@ class TaskRow(BaseModel):
     pass_at_1: float | None = None
     band: tuple[float, float] | None = None
     in_band: bool | None = None
+    # issue 33: pass@1 per agent/model (qa's solver models and imported agent/model pairs), with its Wilson interval
+    agents: dict[str, dict] = Field(default_factory=dict)
     proposals: list[TaskProposal] = Field(default_factory=list)
     report_html: str | None = None  # the task's own report
     seconds: float | None = None
@@ -81,8 +83,12 @@ def summarize(rows: list[TaskRow], seconds: float | None = None, unrun: str = "u
         by_verdict[r.verdict or unrun] = by_verdict.get(r.verdict or unrun, 0) + 1
         for rule in {f.rule for f in r.findings if f.severity != "info"}:
             by_rule[rule] = by_rule.get(rule, 0) + 1
-    return DatasetSummary(tasks=len(rows), by_verdict=by_verdict, seconds=seconds,
-                          by_rule=dict(sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0]))))
+    return DatasetSummary(
+        tasks=len(rows),
+        by_verdict=by_verdict,
+        seconds=seconds,
+        by_rule=dict(sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0]))),
+    )
 
 
 def dataset_exit_code(rows: list[TaskRow]) -> int:

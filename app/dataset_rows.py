@@ -34,17 +34,27 @@ def split_location(location: str | None) -> tuple[str | None, int | None]:
 def task_finding(f: dict, fixed: bool = False) -> TaskFinding:
     evidence = "\n".join(str(e) for e in f.get("evidence") or [])
     if len(evidence) > EVIDENCE_CHARS:
-        evidence = evidence[:EVIDENCE_CHARS] + f"\n… ({len(evidence) - EVIDENCE_CHARS} more characters in the task's report)"
+        evidence = (
+            evidence[:EVIDENCE_CHARS] + f"\n… ({len(evidence) - EVIDENCE_CHARS} more characters in the task's report)"
+        )
     file, line = split_location(f.get("location"))
-    return TaskFinding(rule=str(f.get("rule")), label=f.get("label"), severity=f.get("severity"),
-                       summary=(FIXED if fixed else "") + (f.get("message") or ""), file=file, line=line,
-                       evidence=evidence)
+    return TaskFinding(
+        rule=str(f.get("rule")),
+        label=f.get("label"),
+        severity=f.get("severity"),
+        summary=(FIXED if fixed else "") + (f.get("message") or ""),
+        file=file,
+        line=line,
+        evidence=evidence,
+    )
 
 
 def findings_of(report: dict) -> list[TaskFinding]:
     """The current version's findings, then those only earlier versions had (one per rule and location)."""
-    current = sorted((f for f in report.get("findings") or [] if isinstance(f, dict)),
-                     key=lambda f: SEVERITY_RANK.get(f.get("severity") or "", 4))
+    current = sorted(
+        (f for f in report.get("findings") or [] if isinstance(f, dict)),
+        key=lambda f: SEVERITY_RANK.get(f.get("severity") or "", 4),
+    )
     seen = {(f.get("rule"), f.get("location")) for f in current}
     out = [task_finding(f) for f in current]
     for v in report.get("versions") or []:
@@ -57,7 +67,7 @@ def findings_of(report: dict) -> list[TaskFinding]:
 
 
 def proposals_of(report: dict) -> list[TaskProposal]:
-    pending = ((report.get("awaiting_approval") or {}).get("proposal") or {})
+    pending = (report.get("awaiting_approval") or {}).get("proposal") or {}
     by_id = {v.get("proposal_id"): v for v in report.get("versions") or [] if v.get("proposal_id")}
     out = []
     for p in report.get("proposals") or []:
@@ -66,39 +76,92 @@ def proposals_of(report: dict) -> list[TaskProposal]:
         approval = version.get("approval") or {}
         gate = p.get("gate") or {}
         waiting = pid is not None and pid == pending.get("proposal_id")
-        out.append(TaskProposal(
-            version=p.get("candidate_version"), proposer=p.get("author"), addresses=list(p.get("addresses") or []),
-            gate=None if not gate else ("passed" if gate.get("passed") else "failed"),
-            state="awaiting_approval" if waiting else p.get("status"),
-            approved_by=approval.get("approver") if approval.get("action") == "approve" else None,
-            diff=(pending.get("diff") if waiting else version.get("patch")) or ""))
+        out.append(
+            TaskProposal(
+                version=p.get("candidate_version"),
+                proposer=p.get("author"),
+                addresses=list(p.get("addresses") or []),
+                gate=None if not gate else ("passed" if gate.get("passed") else "failed"),
+                state="awaiting_approval" if waiting else p.get("status"),
+                approved_by=approval.get("approver") if approval.get("action") == "approve" else None,
+                diff=(pending.get("diff") if waiting else version.get("patch")) or "",
+            )
+        )
     return out
 
 
-def task_row(path: str, name: str, run_id: str | None, report: dict | None, seconds: float | None,
-             report_html: str | None, *, error: str | None = None, exit_code: int | None = None) -> TaskRow:
+def task_row(
+    path: str,
+    name: str,
+    run_id: str | None,
+    report: dict | None,
+    seconds: float | None,
+    report_html: str | None,
+    *,
+    error: str | None = None,
+    exit_code: int | None = None,
+) -> TaskRow:
     """One dataset row from a task's run report. `report` None: the task has no report (it never started, or
     stopped before one); with `error` the row is that task's failure ("invalid", exit 2 unless `exit_code` says
     otherwise: pass 3 for an infrastructure error)."""
     if error is not None:
         code = 2 if exit_code is None else exit_code
-        return TaskRow(path=path, name=name, run_id=run_id, verdict="invalid" if code == 2 else "incomplete",
-                       exit_code=code, error=error, seconds=seconds, report_html=report_html)
+        return TaskRow(
+            path=path,
+            name=name,
+            run_id=run_id,
+            verdict="invalid" if code == 2 else "incomplete",
+            exit_code=code,
+            error=error,
+            seconds=seconds,
+            report_html=report_html,
+        )
     if report is None:
-        return TaskRow(path=path, name=name, run_id=run_id, verdict=None, seconds=seconds, report_html=report_html,
-                       exit_code=verdict_exit(None) if exit_code is None else exit_code)
+        return TaskRow(
+            path=path,
+            name=name,
+            run_id=run_id,
+            verdict=None,
+            seconds=seconds,
+            report_html=report_html,
+            exit_code=verdict_exit(None) if exit_code is None else exit_code,
+        )
     band = report.get("band") or {}
     pooled = band.get("pooled") or {}
     limits = band.get("band")
     verdict = report.get("verdict")
     return TaskRow(
-        path=path, name=name or (report.get("environment") or {}).get("name") or path,
-        run_id=run_id or report.get("run_id"), verdict=verdict,
+        path=path,
+        name=name or (report.get("environment") or {}).get("name") or path,
+        run_id=run_id or report.get("run_id"),
+        verdict=verdict,
         exit_code=verdict_exit(verdict) if exit_code is None else exit_code,
-        findings=findings_of(report), pass_at_1=pooled.get("pass_at_1"),
+        findings=findings_of(report),
+        pass_at_1=pooled.get("pass_at_1"),
         band=(float(limits[0]), float(limits[1])) if limits and len(limits) == 2 else None,
-        in_band=report.get("in_band"), proposals=proposals_of(report), report_html=report_html, seconds=seconds,
-        error=report.get("stop_reason") if verdict == "incomplete" else None)
+        in_band=report.get("in_band"),
+        proposals=proposals_of(report),
+        report_html=report_html,
+        seconds=seconds,
+        error=report.get("stop_reason") if verdict == "incomplete" else None,
+        agents=agents_of(report),
+    )
+
+
+def agents_of(report: dict) -> dict[str, dict]:
+    """pass@1 per agent/model of the current version's sweep (issue 33), marked imported or qa's own."""
+    models = (report.get("sweep") or {}).get("models") or {}
+    return {
+        m: {
+            "n": r.get("n"),
+            "passes": r.get("passes"),
+            "pass_at_1": r.get("pass_at_1"),
+            "ci_low": r.get("ci_low"),
+            "ci_high": r.get("ci_high"),
+            "source": "imported" if r.get("stop_reason") == "imported" else "qa",
+        }
+        for m, r in models.items()
+    }
 
 
 def top_finding(row: TaskRow) -> TaskFinding | None:

@@ -20,15 +20,22 @@ import os
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import structlog
 
-from envqa.app.dataset import DatasetInterrupted, Task, build_report, check_task, incomplete_row, invalid_row, \
-    row_from_report
+from envqa.app.dataset import (
+    DatasetInterrupted,
+    Task,
+    build_report,
+    check_task,
+    incomplete_row,
+    invalid_row,
+    row_from_report,
+)
 from envqa.app.dataset_models import DatasetReport, TaskRow
 from envqa.core.config import QAConfig
 from envqa.core.errors import EnvQAError, InfraError, InputError
@@ -61,9 +68,12 @@ def create_dataset(config: QAConfig, plan: DatasetPlan) -> Store:
     store = Store(config.db_path)
     if store.get_dataset(plan.dataset_id) is not None:
         raise InputError(str(config.db_path), f"dataset id {plan.dataset_id!r} already exists; use --resume")
-    store.create_dataset(plan.dataset_id, plan.paths, {**plan.options, "jobs": plan.jobs,
-                                                       "approval_mode": plan.approval_mode},
-                         config.model_dump_json(by_alias=True))
+    store.create_dataset(
+        plan.dataset_id,
+        plan.paths,
+        {**plan.options, "jobs": plan.jobs, "approval_mode": plan.approval_mode},
+        config.model_dump_json(by_alias=True),
+    )
     store.add_dataset_tasks(plan.dataset_id, [(str(t.path), t.name) for t in plan.tasks])
     return store
 
@@ -77,11 +87,16 @@ def load_dataset(config: QAConfig, dataset_id: str) -> tuple[QAConfig, DatasetPl
     if row is None:
         raise InputError(str(config.db_path), f"no dataset run with id {dataset_id!r} to resume")
     stored = QAConfig.model_validate_json(row["config_json"]).model_copy(update={"home": config.home})
-    tasks = [Task(path=Path(t["path"]), name=t["name"], error=check_task(Path(t["path"])))
-             for t in store.dataset_tasks(dataset_id)]  # checked again: what never ran must be valid now
+    tasks = [
+        Task(path=Path(t["path"]), name=t["name"], error=check_task(Path(t["path"])))
+        for t in store.dataset_tasks(dataset_id)
+    ]  # checked again: what never ran must be valid now
     opts = row["options"]
-    return stored, DatasetPlan(dataset_id, tasks, row["paths"], opts.get("jobs") or 1,
-                               opts.get("approval_mode") or "wait", opts), store
+    return (
+        stored,
+        DatasetPlan(dataset_id, tasks, row["paths"], opts.get("jobs") or 1, opts.get("approval_mode") or "wait", opts),
+        store,
+    )
 
 
 class DatasetRunner:
@@ -105,8 +120,11 @@ class DatasetRunner:
             if t["status"] in FINAL_TASK and t["row"] is not None:
                 report = self.store.run_report(t["run_id"]) if run and run["status"] in FINAL_RUN else None
                 seconds = t["row"].get("seconds")
-                done[t["path"]] = (row_from_report(task, {**report, "report_html": t["row"].get("report_html")},
-                                                   seconds) if report else TaskRow.model_validate(t["row"]))
+                done[t["path"]] = (
+                    row_from_report(task, {**report, "report_html": t["row"].get("report_html")}, seconds)
+                    if report
+                    else TaskRow.model_validate(t["row"])
+                )
             elif run is not None and run["status"] in FINAL_RUN and self.store.run_report(t["run_id"]):
                 done[t["path"]] = row_from_report(task, self.store.run_report(t["run_id"]), None)
                 self.store.set_dataset_task(self.plan.dataset_id, t["path"], "done", done[t["path"]].model_dump())
@@ -135,8 +153,10 @@ class DatasetRunner:
         return self.finish(time.monotonic() - started)
 
     def finish(self, seconds: float | None, status: str = "finished") -> DatasetReport:
-        rows = [self.rows.get(str(t.path)) or incomplete_row(t, self.in_flight.get(str(t.path)), "not run")
-                for t in self.plan.tasks]
+        rows = [
+            self.rows.get(str(t.path)) or incomplete_row(t, self.in_flight.get(str(t.path)), "not run")
+            for t in self.plan.tasks
+        ]
         report = build_report(self.plan.dataset_id, self.plan.paths, rows, seconds)
         report.report_html = write_html(self.config, report)
         self.store.finish_dataset(self.plan.dataset_id, status, report.model_dump(mode="json"))
@@ -146,8 +166,7 @@ class DatasetRunner:
     def record(self, task: Task, row: TaskRow) -> None:
         """Keep a task's row: done (its run is final: never run again), invalid, or failed (--resume continues it)."""
         run = self.store.get_run(row.run_id) if row.run_id else None
-        status = "invalid" if row.verdict == "invalid" else ("done" if run and run["status"] in FINAL_RUN
-                                                             else "failed")
+        status = "invalid" if row.verdict == "invalid" else ("done" if run and run["status"] in FINAL_RUN else "failed")
         if self.stopping.is_set() and status == "failed":
             return  # an interrupt broke it: --resume continues its run
         self.store.set_dataset_task(self.plan.dataset_id, str(task.path), status, row.model_dump(mode="json"))
@@ -167,20 +186,20 @@ class DatasetRunner:
         self.in_flight[str(task.path)] = run_id
         self.store.link_dataset_run(self.plan.dataset_id, str(task.path), run_id)
         try:
-            report = execute_run(task.path, self.config, run_id, resume=resume, quiet=True,
-                                 approval_mode=self.plan.approval_mode)
+            report = execute_run(
+                task.path, self.config, run_id, resume=resume, quiet=True, approval_mode=self.plan.approval_mode
+            )
             if resume and not report.get("verdict"):
                 # killed after its run row was written but before the graph's first checkpoint: nothing to
                 # continue, so it starts afresh under the same id (`queued` is the state a new run may reuse)
                 self.store.set_run_status(run_id, "queued")
-                report = execute_run(task.path, self.config, run_id, quiet=True,
-                                     approval_mode=self.plan.approval_mode)
+                report = execute_run(task.path, self.config, run_id, quiet=True, approval_mode=self.plan.approval_mode)
         except InputError as e:  # no run row was written (bad input is refused first)
             run = self.store.get_run(run_id)
             return invalid_row(task, str(e), run_id if run else None, time.monotonic() - t0)
         except EnvQAError as e:
             return incomplete_row(task, run_id, str(e), time.monotonic() - t0)
-        except Exception as e:  # noqa: BLE001 - a bug in one task's run must not stop the others
+        except Exception as e:
             log.exception("dataset.task_crashed", task=task.name, run_id=run_id)
             return incomplete_row(task, run_id, f"{type(e).__name__}: {e}", time.monotonic() - t0)
         return row_from_report(task, report, time.monotonic() - t0)
@@ -192,7 +211,8 @@ class DatasetRunner:
         queue = list(pending)
         if shared and self.config.scheduler.mode == "embedded":  # "auto": the tasks take the shared REDIS_URL
             self.config = self.config.model_copy(
-                update={"scheduler": self.config.scheduler.model_copy(update={"mode": "auto"})})
+                update={"scheduler": self.config.scheduler.model_copy(update={"mode": "auto"})}
+            )
 
         def start(task: Task) -> None:
             fut: Future = Future()
@@ -267,9 +287,14 @@ class shared_workers:
 
         self.server = RedisServer().start()
         settings = self.config.scheduler
-        self.pool = WorkerPool(self.server.url, max(settings.workers, self.jobs), "*",
-                               env={"QA_HOME": str(self.config.home.resolve())}, log_dir=self.config.home / "workers",
-                               settings_json=settings.model_dump_json()).start()
+        self.pool = WorkerPool(
+            self.server.url,
+            max(settings.workers, self.jobs),
+            "*",
+            env={"QA_HOME": str(self.config.home.resolve())},
+            log_dir=self.config.home / "workers",
+            settings_json=settings.model_dump_json(),
+        ).start()
         os.environ["REDIS_URL"] = self.server.url
         return self.pool.check
 

@@ -15,8 +15,15 @@ def run_graph_job(payload: dict) -> str:
     """Worker side: run (or continue) the graph until it ends or waits for approval; returns the status."""
     config = _config(payload)
     env_dir = Path(payload["env_dir"]) if payload.get("env_dir") else None
-    report = execute_run(env_dir, config, payload["run_id"], resume=payload["resume"], quiet=True,
-                         approval_mode=payload.get("approval_mode") or "wait", answer=payload.get("answer"))
+    report = execute_run(
+        env_dir,
+        config,
+        payload["run_id"],
+        resume=payload["resume"],
+        quiet=True,
+        approval_mode=payload.get("approval_mode") or "wait",
+        answer=payload.get("answer"),
+    )
     return str(report.get("verdict"))
 
 

@@ -6,8 +6,8 @@ implementation to the graph is the app's job: the graph only sees the `Executor`
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from envqa.app.local_executor import LocalExecutor
 from envqa.core.config import QAConfig
@@ -28,18 +28,25 @@ def open_executor(config: QAConfig, backend, store, on_event=None) -> Iterator[E
     if mode == "redis":
         url = redis_url(config)
         if not url:
-            raise InputError("qa.toml", "scheduler.mode is 'redis' but neither REDIS_URL nor scheduler.redis_url is set",
-                             "scheduler.mode")
+            raise InputError(
+                "qa.toml",
+                "scheduler.mode is 'redis' but neither REDIS_URL nor scheduler.redis_url is set",
+                "scheduler.mode",
+            )
         yield RQExecutor(config, store, url, on_event=on_event)
         return
     started: dict = {}
 
     def start() -> str:
         server = started["redis"] = RedisServer().start()
-        started["pool"] = WorkerPool(server.url, config.scheduler.workers, "*",
-                                     env={"QA_HOME": str(config.home.resolve())},
-                                     log_dir=config.home / "workers",
-                                     settings_json=config.scheduler.model_dump_json()).start()
+        started["pool"] = WorkerPool(
+            server.url,
+            config.scheduler.workers,
+            "*",
+            env={"QA_HOME": str(config.home.resolve())},
+            log_dir=config.home / "workers",
+            settings_json=config.scheduler.model_dump_json(),
+        ).start()
         return server.url
 
     try:

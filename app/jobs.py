@@ -15,18 +15,18 @@ import importlib
 import json
 import os
 import socket
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
 
 import structlog
 
+from envqa.agents import analyst
 from envqa.agents.base import Agent, AgentContext, AgentRun
 from envqa.agents.catalog import create_agent
 from envqa.agents.providers import create_client
 from envqa.agents.trace_view import load_trajectory
 from envqa.agents.trial import run_trial
-from envqa.agents import analyst
 from envqa.core.config import QAConfig
 from envqa.core.environment import load_environment
 from envqa.core.errors import InfraError, InputError, ProviderError
@@ -63,8 +63,9 @@ def backend_for(config_json: str):
 def _record_with_files(store: Store, config: QAConfig, result: TrialResult) -> None:
     """Files first on a shared store: once a trial is recorded, every host can read them."""
     if store.shared:
-        upload_trial_artifacts(store, result.run_id, result.trial_id,
-                               Path(config.runs_dir) / result.run_id / result.trial_id)
+        upload_trial_artifacts(
+            store, result.run_id, result.trial_id, Path(config.runs_dir) / result.run_id / result.trial_id
+        )
     store.record_trial(result)
 
 
@@ -80,12 +81,15 @@ def resolve_config(payload: dict) -> dict:
         out["config"] = json.loads(store.config_json(out.pop("config_hash")))
     args = out.get("args")
     if isinstance(args, dict) and "config_hash" in args:
-        out["args"] = {**{k: v for k, v in args.items() if k != "config_hash"},
-                       "config": json.loads(store.config_json(args["config_hash"]))}
+        out["args"] = {
+            **{k: v for k, v in args.items() if k != "config_hash"},
+            "config": json.loads(store.config_json(args["config_hash"])),
+        }
     return out
 
 
 # --- one trial ----------------------------------------------------------------------------------------------
+
 
 class _CatchProviderError:
     """Wraps the agent so a provider error that run_trial turns into an infra result reaches the policy."""
@@ -116,8 +120,14 @@ def run_trial_job(payload: dict) -> dict:
         if env.version != spec.env_version:
             raise InputError(env_dir, "the environment changed on disk since this trial was queued")
         agent = _CatchProviderError(create_agent(spec.agent, model=spec.model, config=config))
-        result = run_trial(spec, env, backend_for(config.model_dump_json(by_alias=True)), config,
-                           RunLayout(config.runs_dir, spec.run_id), agent=agent)
+        result = run_trial(
+            spec,
+            env,
+            backend_for(config.model_dump_json(by_alias=True)),
+            config,
+            RunLayout(config.runs_dir, spec.run_id),
+            agent=agent,
+        )
         if agent.error is not None:
             store.save_attempt(result)  # retried; give_up_trial records it if no later attempt does better
             raise agent.error
@@ -142,15 +152,25 @@ def give_up_trial(payload: dict, error_class: str, message: str) -> None:
         result.outcome, result.error_class = Outcome.INFRA, result.error_class or error_class
         result.error_message = message
     else:
-        result = TrialResult(trial_id=spec.trial_id, run_id=spec.run_id, env_version=spec.env_version,
-                             agent=spec.agent, model=spec.model, purpose=spec.purpose, outcome=Outcome.INFRA,
-                             error_class=error_class, error_message=message, finished_at=utcnow())
+        result = TrialResult(
+            trial_id=spec.trial_id,
+            run_id=spec.run_id,
+            env_version=spec.env_version,
+            agent=spec.agent,
+            model=spec.model,
+            purpose=spec.purpose,
+            outcome=Outcome.INFRA,
+            error_class=error_class,
+            error_message=message,
+            finished_at=utcnow(),
+        )
     if store.shared and trial_dir.is_dir():
         upload_trial_artifacts(store, spec.run_id, spec.trial_id, trial_dir)
     store.record_trial(result)
 
 
 # --- one probe ----------------------------------------------------------------------------------------------
+
 
 def execute_probe_job(job: ProbeJob, backend, store, on_event: EventSink | None = None) -> ProbeOutcome:
     """Run the probe here: rebuild its context from the store and the version, record each trial."""
@@ -166,16 +186,27 @@ def execute_probe_job(job: ProbeJob, backend, store, on_event: EventSink | None 
         _record_with_files(store, config, result)
         emit("trial_done", spec=TrialView(result), result=result)
 
-    ctx = ProbeContext(env=env, config=config, backend=backend, run_id=job.run_id,
-                       layout=RunLayout(config.runs_dir, job.run_id), validation=validation, record=record,
-                       announce=lambda spec: emit("trial_start", spec=spec))
+    ctx = ProbeContext(
+        env=env,
+        config=config,
+        backend=backend,
+        run_id=job.run_id,
+        layout=RunLayout(config.runs_dir, job.run_id),
+        validation=validation,
+        record=record,
+        announce=lambda spec: emit("trial_start", spec=spec),
+    )
     if job.probe in UNITS:  # a replay: one trial, no coverage entry of its own
         findings, lost = UNITS[job.probe](ctx, job.args), []
     else:
         findings, lost = run_probes(ctx, [job.probe])
-    return ProbeOutcome(findings=findings, coverage=ctx.coverage, lost=lost,
-                        trial_ids=[t.trial_id for t in ctx.new_trials],
-                        executed_by=f"{socket.gethostname()}:{os.getpid()}")
+    return ProbeOutcome(
+        findings=findings,
+        coverage=ctx.coverage,
+        lost=lost,
+        trial_ids=[t.trial_id for t in ctx.new_trials],
+        executed_by=f"{socket.gethostname()}:{os.getpid()}",
+    )
 
 
 def run_probe_job(payload: dict) -> dict:
@@ -193,8 +224,9 @@ def run_probe_job(payload: dict) -> dict:
 def give_up_probe(payload: dict, error_class: str, message: str) -> None:
     """The probe could not finish on any attempt: its question stays open (a `lost` coverage entry)."""
     job = ProbeJob.model_validate(resolve_config(payload))
-    store_at(str(QAConfig.model_validate(job.config).db_path)).finish_call(job.job_id, None, error_class or "infra",
-                                                                          message)
+    store_at(str(QAConfig.model_validate(job.config).db_path)).finish_call(
+        job.job_id, None, error_class or "infra", message
+    )
 
 
 def run_probe_in_process(job: ProbeJob, backend, store, on_event: EventSink | None = None) -> ProbeOutcome:
@@ -209,6 +241,7 @@ def run_probe_in_process(job: ProbeJob, backend, store, on_event: EventSink | No
 
 
 # --- one model call -----------------------------------------------------------------------------------------
+
 
 def _func(dotted: str):
     module, _, name = dotted.rpartition(".")
@@ -261,11 +294,18 @@ def label_job(args: dict) -> dict:
     config, env_dir = for_this_host(store, config, job.env_dir, trial.env_version)
     trial = trial_files_here(store, config, trial)
     client = create_client(job.model, config)
-    label, spend = analyst.analyze_trial(client, load_environment(env_dir), trial, load_trajectory(trial.artifacts_dir),
-                                         job.probe_evidence, token_budget=config.analyst.trajectory_tokens,
-                                         max_tokens=config.analyst.max_output_tokens,
-                                         retries=config.solver.structured_retries)
+    label, spend = analyst.analyze_trial(
+        client,
+        load_environment(env_dir),
+        trial,
+        load_trajectory(trial.artifacts_dir),
+        job.probe_evidence,
+        token_budget=config.analyst.trajectory_tokens,
+        max_tokens=config.analyst.max_output_tokens,
+        retries=config.solver.structured_retries,
+    )
     stored = store.save_label(job.run_id, label, trial.env_version, trial.model)
-    log.info("analyst.labelled", trial=job.trial_id, label=stored.label, subtype=stored.subtype,
-             verified=stored.verified)
+    log.info(
+        "analyst.labelled", trial=job.trial_id, label=stored.label, subtype=stored.subtype, verified=stored.verified
+    )
     return {"trial_id": job.trial_id, "label": stored.label, "spend": spend.model_dump(mode="json")}

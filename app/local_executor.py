@@ -7,7 +7,7 @@ each result is recorded exactly once.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import structlog
 

@@ -15,8 +15,11 @@ from rich.markup import escape
 from envqa.app.term import id_table, print_rows
 
 STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "dim"}
-VERDICT = {"clean": "[bold green]clean[/]", "findings": "[bold red]findings[/]",
-           "incomplete": "[bold yellow]incomplete (could not finish, or could not judge)[/]"}
+VERDICT = {
+    "clean": "[bold green]clean[/]",
+    "findings": "[bold red]findings[/]",
+    "incomplete": "[bold yellow]incomplete (could not finish, or could not judge)[/]",
+}
 FINDING_TEXT = 36  # below this width for a finding's text, findings print as a list
 
 
@@ -41,8 +44,16 @@ def print_findings(findings: list[dict], console: Console, title: str = "finding
     if not findings:
         console.print(f"{escape(title)}: [green]no findings[/]")
         return
-    console.print(id_table(escape(title), ["rule", "severity", "finding"], finding_rows(findings), ("rule",),
-                           console.width, min_text=FINDING_TEXT))
+    console.print(
+        id_table(
+            escape(title),
+            ["rule", "severity", "finding"],
+            finding_rows(findings),
+            ("rule",),
+            console.width,
+            min_text=FINDING_TEXT,
+        )
+    )
 
 
 def trial_summary(trials: list[dict]) -> str:
@@ -61,10 +72,24 @@ def trial_summary(trials: list[dict]) -> str:
 def print_trials(report: dict, console: Console) -> None:
     env = report.get("environment", {})
     trials = report.get("trials", [])
-    rows = [[t["agent"], t.get("model") or "-", t["outcome"], str(t["reward"]), t.get("error_class") or "",
-             str(t.get("seconds", ""))] for t in trials]
-    print_rows(console, escape(f"trials of {env.get('name')} ({(env.get('version') or '')[:12]})"),
-               ["agent", "model", "outcome", "reward", "error", "seconds"], rows, ("agent", "model"))
+    rows = [
+        [
+            t["agent"],
+            t.get("model") or "-",
+            t["outcome"],
+            str(t["reward"]),
+            t.get("error_class") or "",
+            str(t.get("seconds", "")),
+        ]
+        for t in trials
+    ]
+    print_rows(
+        console,
+        escape(f"trials of {env.get('name')} ({(env.get('version') or '')[:12]})"),
+        ["agent", "model", "outcome", "reward", "error", "seconds"],
+        rows,
+        ("agent", "model"),
+    )
 
 
 def print_found(report: dict, console: Console) -> None:
@@ -95,8 +120,14 @@ def gate_line(gate: dict | None) -> str:
 
 def approval_line(report: dict, proposal: dict) -> str:
     """Who decided on the proposal, from the version it made (adopted) or the run's stop reason (rejected)."""
-    version = next((v for v in report.get("versions") or [] if v["version"] == proposal.get("candidate_version")
-                    and v.get("approval")), None)
+    version = next(
+        (
+            v
+            for v in report.get("versions") or []
+            if v["version"] == proposal.get("candidate_version") and v.get("approval")
+        ),
+        None,
+    )
     if version is not None:
         a = version["approval"]
         how = {"approve": "approved", "edit": "edited and approved", "reject": "rejected"}.get(a["action"], a["action"])
@@ -113,8 +144,12 @@ def print_proposed(report: dict, console: Console) -> None:
     """Each proposal: who wrote it and for which findings, its gate, and who approved it."""
     for p in report.get("proposals") or []:
         made = f" -> version {p['candidate_version'][:12]}" if p.get("candidate_version") else ""
-        console.print(f"proposed: {p['proposal_id']} by {p['author']} for {', '.join(p.get('addresses') or []) or '-'}"
-                      f"{made} [{p.get('status') or '-'}]", highlight=False, markup=False)
+        console.print(
+            f"proposed: {p['proposal_id']} by {p['author']} for {', '.join(p.get('addresses') or []) or '-'}"
+            f"{made} [{p.get('status') or '-'}]",
+            highlight=False,
+            markup=False,
+        )
         console.print(f"  {gate_line(p.get('gate'))}", highlight=False, markup=False)
         console.print(f"  {approval_line(report, p)}", highlight=False, markup=False)
 
@@ -153,12 +188,17 @@ def print_report(report: dict, console: Console, verbose: bool = False) -> None:
         show_proposal(pending, console)
     if report.get("stop_reason"):
         console.print(f"loop stopped: {report['stop_reason']}", highlight=False, markup=False)
-    console.print(f"run {report['run_id']}: verdict {VERDICT.get(report['verdict'], escape(report['verdict']))}",
-                  highlight=False)
+    console.print(
+        f"run {report['run_id']}: verdict {VERDICT.get(report['verdict'], escape(report['verdict']))}", highlight=False
+    )
     if pending:
         rid = report["run_id"]
-        console.print(f"awaiting approval: qa approve {rid}  |  qa approve {rid} --edit PATCH  |  "
-                      f"qa reject {rid} --reason TEXT", highlight=False, soft_wrap=True, markup=False)
+        console.print(
+            f"awaiting approval: qa approve {rid}  |  qa approve {rid} --edit PATCH  |  qa reject {rid} --reason TEXT",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
     if report.get("report_html"):  # the path on a line of its own, never folded: it is meant to be copied
         console.print(f"report: {report['report_html']}", highlight=False, soft_wrap=True, markup=False)
 
@@ -179,10 +219,25 @@ def print_sweep(sweep: dict, console: Console) -> None:
     for name, m in [*sweep["models"].items(), ("overall", overall)]:
         p1 = "-" if m["pass_at_1"] is None else f"{m['pass_at_1']:.2f} \\[{m['ci_low']:.2f}, {m['ci_high']:.2f}]"
         pk = " ".join(f"@{k}={v:.2f}" for k, v in m["pass_at_k"].items() if v is not None and k != "1")
-        rows.append([name, str(m["n"]), p1, pk, str(m["infra"]), m["band_decision"], escape(m["stop_reason"] or ""),
-                     str(m["spend"]["tokens"]),
-                     f"{m['spend']['cost_usd']:.4f}" if m["spend"]["priced"] else "unpriced"])
-    print_rows(console, f"solver sweep (band {sweep['band'][0]:.0%}-{sweep['band'][1]:.0%})",
-               ["model", "n", "pass@1 \\[CI]", "pass@k", "infra", "band", "stop", "tokens", "USD"], rows, ("model",))
+        rows.append(
+            [
+                name,
+                str(m["n"]),
+                p1,
+                pk,
+                str(m["infra"]),
+                m["band_decision"],
+                escape(m["stop_reason"] or ""),
+                str(m["spend"]["tokens"]),
+                f"{m['spend']['cost_usd']:.4f}" if m["spend"]["priced"] else "unpriced",
+            ]
+        )
+    print_rows(
+        console,
+        f"solver sweep (band {sweep['band'][0]:.0%}-{sweep['band'][1]:.0%})",
+        ["model", "n", "pass@1 \\[CI]", "pass@k", "infra", "band", "stop", "tokens", "USD"],
+        rows,
+        ("model",),
+    )
     if sweep.get("budget_stop"):
         console.print(f"[yellow]{escape(sweep['budget_stop'])}[/]")

@@ -11,8 +11,7 @@ from envqa.scheduler.control import enqueue_graph
 from envqa.scheduler.executors import redis_url
 
 
-def continue_run(config: QAConfig, run_id: str, *, detach: bool, quiet: bool = True, console=None,
-                 ask=None) -> dict:
+def continue_run(config: QAConfig, run_id: str, *, detach: bool, quiet: bool = True, console=None, ask=None) -> dict:
     """Resume a decided run. Returns the report (in-process), {"enqueued": job_id} (detached), or
     {"continued": False, "status": ...} when another process already continues it."""
     store = open_store(config)

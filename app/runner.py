@@ -9,22 +9,22 @@ from langgraph.types import Command
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from envqa.agents.generator import is_spec_dir, require_model
 from envqa.app.approval_checkpoint import settle_checkpoints
 from envqa.app.approvals import run_config
+from envqa.app.executors import open_executor
+from envqa.app.report_html import try_write_html_report
 from envqa.core.config import QAConfig
 from envqa.core.environment import load_environment
 from envqa.core.errors import InfraError, InputError
+from envqa.core.notify import notify
 from envqa.core.sandbox import SandboxBackend
 from envqa.graphs.run_graph import RunDeps, build_run_graph
-from envqa.core.notify import notify
-from envqa.app.report_html import try_write_html_report
 from envqa.sandbox.backends import create_backend
-from envqa.app.executors import open_executor
 from envqa.store.checkpoints import open_checkpointer
 from envqa.store.db import Store
-from envqa.store.versions import VersionStore
 from envqa.store.postgres import store_url
-from envqa.agents.generator import is_spec_dir, require_model
+from envqa.store.versions import VersionStore
 
 
 def make_backend(config: QAConfig) -> SandboxBackend:
@@ -71,8 +71,11 @@ class ProgressView:
             p.update(self.trial_task, total=(task.total or 0) + data["count"])
         elif kind == "stalled":  # Redis mode: work waiting with no live worker to claim it
             if self.trial_task is not None:
-                p.update(self.trial_task, description=f"[yellow]queue {data['queue']}: {data['jobs']} job(s), no live "
-                         f"worker for {data['seconds']:.0f}s[/]")
+                p.update(
+                    self.trial_task,
+                    description=f"[yellow]queue {data['queue']}: {data['jobs']} job(s), no live "
+                    f"worker for {data['seconds']:.0f}s[/]",
+                )
         elif kind == "trial_start":
             if self.trial_task is None:
                 self.trial_task = p.add_task("trials", total=None)
@@ -81,17 +84,29 @@ class ProgressView:
             if self.trial_task is None:
                 self.trial_task = p.add_task("trials", total=None)
             r = data["result"]
-            p.console.print(f"  {r.agent:<8} #{data['spec'].index}  {r.outcome.value:<6} reward={r.reward}"
-                            + (f"  ({r.error_class})" if r.error_class else ""), highlight=False)
+            p.console.print(
+                f"  {r.agent:<8} #{data['spec'].index}  {r.outcome.value:<6} reward={r.reward}"
+                + (f"  ({r.error_class})" if r.error_class else ""),
+                highlight=False,
+            )
             task = next(t for t in p.tasks if t.id == self.trial_task)
             if task.total is not None and task.completed >= task.total:  # results announced without a batch
                 p.update(self.trial_task, total=task.completed + 1)
             p.advance(self.trial_task)
 
 
-def execute_run(env_dir: Path, config: QAConfig, run_id: str, *, resume: bool = False, quiet: bool = False,
-                console: Console | None = None, approval_mode: str = "wait", answer: dict | None = None,
-                ask=None) -> dict:
+def execute_run(
+    env_dir: Path,
+    config: QAConfig,
+    run_id: str,
+    *,
+    resume: bool = False,
+    quiet: bool = False,
+    console: Console | None = None,
+    approval_mode: str = "wait",
+    answer: dict | None = None,
+    ask=None,
+) -> dict:
     """Run (or resume) a run's graph until it ends or stops at an approval checkpoint.
 
     `answer` resumes a run waiting at its checkpoint (Command(resume=answer)); `ask(payload) -> answer`
@@ -130,16 +145,28 @@ def execute_run(env_dir: Path, config: QAConfig, run_id: str, *, resume: bool = 
         with ExitStack() as stack:
             progress = None
             if not quiet and console is not None:
-                progress = stack.enter_context(Progress(
-                    SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=console, transient=False,
-                ))
+                progress = stack.enter_context(
+                    Progress(
+                        SpinnerColumn(),
+                        TextColumn("{task.description}"),
+                        BarColumn(),
+                        MofNCompleteColumn(),
+                        TimeElapsedColumn(),
+                        console=console,
+                        transient=False,
+                    )
+                )
             view = ProgressView(progress)
             if ask is not None and progress is not None:
                 ask = view.pausing(ask)
-            deps = RunDeps(config=config, store=store, versions=VersionStore(config, store), backend=backend,
-                           executor=stack.enter_context(open_executor(config, backend, store, on_event=view)),
-                           on_event=view)
+            deps = RunDeps(
+                config=config,
+                store=store,
+                versions=VersionStore(config, store),
+                backend=backend,
+                executor=stack.enter_context(open_executor(config, backend, store, on_event=view)),
+                on_event=view,
+            )
             graph = build_run_graph(deps, checkpointer=open_checkpointer(config, store, stack))
             thread = {"configurable": {"thread_id": run_id}}
             if answer is not None:
@@ -149,13 +176,23 @@ def execute_run(env_dir: Path, config: QAConfig, run_id: str, *, resume: bool = 
             elif resume:
                 state = graph.get_state(thread).values
             else:
-                state = graph.invoke({"run_id": run_id, "env_dir": str(Path(env_dir).resolve()),
-                                      "approval_mode": approval_mode}, thread)
+                state = graph.invoke(
+                    {"run_id": run_id, "env_dir": str(Path(env_dir).resolve()), "approval_mode": approval_mode}, thread
+                )
             state = settle_checkpoints(graph, thread, deps, ask)
     except InfraError as e:  # exit 3 (Docker lost, workers crash-looping, a stalled queue): still say so
-        notify(config, "run_incomplete", {"run_id": run_id, "env_name": (store.get_run(run_id) or {}).get("env_name"),
-                                          "verdict": "incomplete", "stop_reason": str(e)},
-               store=store, key="could-not-finish")
+        notify(
+            config,
+            "run_incomplete",
+            {
+                "run_id": run_id,
+                "env_name": (store.get_run(run_id) or {}).get("env_name"),
+                "verdict": "incomplete",
+                "stop_reason": str(e),
+            },
+            store=store,
+            key="could-not-finish",
+        )
         raise
     finally:
         # Each trial removes its container; this catches what an interrupt left behind. It runs after the

@@ -16,8 +16,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
-from envqa.core.config import QAConfig
 from envqa.app.report_html.routes import report_routes
+from envqa.core.config import QAConfig
 
 
 async def healthz(request: Request) -> JSONResponse:
@@ -45,7 +45,7 @@ def serve(config: QAConfig, host: str, port: int) -> None:
 
 def startup_info(config: QAConfig, host: str, port: int) -> dict:
     """What `qa serve` prints on start: where it listens, its routes, and what is not set up."""
-    from envqa.app.slack.client import SECRET_ENV, TOKEN_ENV, bot_token, signing_secret, SlackUnavailable
+    from envqa.app.slack.client import SECRET_ENV, TOKEN_ENV, SlackUnavailable, bot_token, signing_secret
 
     warnings = []
     if signing_secret() is None:
@@ -56,5 +56,9 @@ def startup_info(config: QAConfig, host: str, port: int) -> dict:
         warnings.append(f"{TOKEN_ENV} is not set: decisions are recorded but messages cannot be updated")
     if config.slack.channel and not config.slack.approvers:
         warnings.append("[slack] approvers is empty: nobody can decide from Slack (the CLI still can)")
-    return {"url": f"http://{host}:{port}", "routes": ["/healthz", "/slack/interactivity"],
-            "slack_channel": config.slack.channel, "warnings": warnings}
+    return {
+        "url": f"http://{host}:{port}",
+        "routes": ["/healthz", "/slack/interactivity"],
+        "slack_channel": config.slack.channel,
+        "warnings": warnings,
+    }

@@ -12,8 +12,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from envqa.app.term import print_rows
 from envqa.app.report_html.data import spend_rows
+from envqa.app.term import print_rows
 
 
 def _rate(m: dict) -> str:
@@ -58,8 +58,14 @@ def _findings(report: dict) -> list[list[str]]:
             if f.get("severity") == "info":
                 continue
             first = next((line for e in f.get("evidence") or [] for line in str(e).splitlines() if line.strip()), "")
-            rows.append([v["version"][:12], f["rule"], f.get("label", ""), f"{f.get('message', '')}"
-                         + (f"\n  evidence: {first[:300]}" if first else "")])
+            rows.append(
+                [
+                    v["version"][:12],
+                    f["rule"],
+                    f.get("label", ""),
+                    f"{f.get('message', '')}" + (f"\n  evidence: {first[:300]}" if first else ""),
+                ]
+            )
     return rows
 
 
@@ -78,13 +84,21 @@ def print_story(report: dict, console: Console, html: Path | None, decisions=Non
     """Everything after the versions table that `qa show` prints (envqa/cli_runs.print_loop prints that):
     what was found, then `decisions(report, console)` (proposals, gates, approvals), then spend and the path."""
     for title, cols, rows, ids in (
-        ("pass@1 per model and version (95% Wilson interval) against the band",
-         ["version", "model", "pass@1", "call"], _rates(report), ("version", "model")),
+        (
+            "pass@1 per model and version (95% Wilson interval) against the band",
+            ["version", "model", "pass@1", "call"],
+            _rates(report),
+            ("version", "model"),
+        ),
         ("trial labels per version", ["version", "trials of", "labels"], _labels(report), ("version", "trials of")),
         ("findings per version", ["version", "rule", "label", "finding"], _findings(report), ("version", "rule")),
         ("", [], [], ()),  # the decisions go here: after what was found, before what it cost
-        ("spend per role and model", ["role", "model", "version", "calls", "tokens", "usd"], _spend(report),
-         ("model", "version")),
+        (
+            "spend per role and model",
+            ["role", "model", "version", "calls", "tokens", "usd"],
+            _spend(report),
+            ("model", "version"),
+        ),
     ):
         if not title and decisions is not None:
             decisions(report, console)

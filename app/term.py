@@ -43,8 +43,9 @@ def fits(width: int, cols: list[str], rows: list[list[str]], ids: tuple[str, ...
     return width >= NARROW and 3 * len(cols) + 1 + sum(widths(cols, rows, ids, min_text)) <= width
 
 
-def id_table(title: str, cols: list[str], rows: list[list[str]], ids: tuple[str, ...], width: int,
-             min_text: int = MIN_TEXT) -> RenderableType:
+def id_table(
+    title: str, cols: list[str], rows: list[list[str]], ids: tuple[str, ...], width: int, min_text: int = MIN_TEXT
+) -> RenderableType:
     """A table across `width` columns (ids whole, the rest wrap), or the list layout when it would not fit."""
     if not fits(width, cols, rows, ids, min_text):
         return id_list(title, cols, rows, ids)
@@ -81,6 +82,7 @@ def id_list(title: str, cols: list[str], rows: list[list[str]], ids: tuple[str, 
     return Group(*parts)
 
 
-def print_rows(console: Console, title: str, cols: list[str], rows: list[list[str]], ids: tuple[str, ...],
-               min_text: int = MIN_TEXT) -> None:
+def print_rows(
+    console: Console, title: str, cols: list[str], rows: list[list[str]], ids: tuple[str, ...], min_text: int = MIN_TEXT
+) -> None:
     console.print(id_table(title, cols, rows, ids, console.width, min_text))

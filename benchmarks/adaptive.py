@@ -67,9 +67,11 @@ def simulate(rule: StopRule, mix: str, tasks: int, seed: int, batch: int) -> dic
 def score(rule: StopRule, seeds: tuple[int, ...], tasks: int, batch: int) -> dict:
     runs = [simulate(rule, mix, tasks, seed, batch) for mix in MIXES for seed in seeds]
     total = sum(r["tasks"] for r in runs)
-    return {"accuracy": round(sum(r["right"] for r in runs) / total, 4),
-            "fixed30_accuracy": round(sum(r["fixed_right"] for r in runs) / total, 4),
-            "trial_fraction": round(sum(r["used"] for r in runs) / (total * FIXED_N), 4)}
+    return {
+        "accuracy": round(sum(r["right"] for r in runs) / total, 4),
+        "fixed30_accuracy": round(sum(r["fixed_right"] for r in runs) / total, 4),
+        "trial_fraction": round(sum(r["used"] for r in runs) / (total * FIXED_N), 4),
+    }
 
 
 def tune(band: tuple[float, float], tasks: int, batch: int, n_min: int) -> tuple[StopRule, dict]:
@@ -93,8 +95,9 @@ def main() -> None:
     args = parser.parse_args()
     sw = SweepSettings()
     band = (sw.band_low, sw.band_high)
-    shipped = StopRule(band=band, trial_cost=sw.stop_trial_cost, prior=sw.stop_prior, n_min=sw.n_min,
-                       n_max=sw.n_max, batch=sw.batch)
+    shipped = StopRule(
+        band=band, trial_cost=sw.stop_trial_cost, prior=sw.stop_prior, n_min=sw.n_min, n_max=sw.n_max, batch=sw.batch
+    )
     keys = (*GRID, "n_min", "batch")
     rule, tuned = tune(band, args.tasks, sw.batch, sw.n_min)
     chosen = {k: getattr(rule, k) for k in keys}
@@ -102,10 +105,21 @@ def main() -> None:
     print(f"tuned on seeds {TUNING_SEEDS}: {json.dumps(chosen)} -> {json.dumps(tuned)}", flush=True)
     scored = score(shipped, SCORING_SEEDS, args.tasks, sw.batch)
     ok = scored["accuracy"] >= scored["fixed30_accuracy"] and scored["trial_fraction"] <= BUDGET
-    print(json.dumps({**scored, "goal_met": ok, "scored_rule": "shipped defaults", "shipped_defaults": defaults,
-                      "defaults_from_tuning_seeds": chosen == defaults, "tuning_choice": chosen,
-                      "scoring_seeds": list(SCORING_SEEDS), "tuning_seeds": list(TUNING_SEEDS),
-                      "tasks_scored": args.tasks * len(MIXES) * len(SCORING_SEEDS)}))
+    print(
+        json.dumps(
+            {
+                **scored,
+                "goal_met": ok,
+                "scored_rule": "shipped defaults",
+                "shipped_defaults": defaults,
+                "defaults_from_tuning_seeds": chosen == defaults,
+                "tuning_choice": chosen,
+                "scoring_seeds": list(SCORING_SEEDS),
+                "tuning_seeds": list(TUNING_SEEDS),
+                "tasks_scored": args.tasks * len(MIXES) * len(SCORING_SEEDS),
+            }
+        )
+    )
     sys.exit(0 if ok else 1)
 
 

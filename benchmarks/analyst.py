@@ -57,7 +57,7 @@ def load_cases(root: Path) -> list[Case]:
         data = yaml.safe_load(path.read_text())
         return [Case.model_validate(c) for c in data["cases"]]
     except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as e:
-        raise SystemExit(_usage(f"{path}: {e}"))
+        raise SystemExit(_usage(f"{path}: {e}")) from e
 
 
 def _usage(message: str) -> int:
@@ -72,26 +72,46 @@ def env_dir(root: Path, case: Case) -> Path:
 
 def build_trial(case: Case, env, workdir: Path):
     """The case as a recorded trial: result, trajectory.json and the verifier's output on disk."""
-    from envqa.agents.trajectory import (AgentInfo, AtifToolCall, FinalMetrics, Observation, ObservationResult,
-                                         Redactor, TrajectoryWriter)
+    from envqa.agents.trajectory import (
+        AgentInfo,
+        AtifToolCall,
+        FinalMetrics,
+        Observation,
+        ObservationResult,
+        Redactor,
+        TrajectoryWriter,
+    )
     from envqa.core.models import Outcome, TrialResult
 
     trial_dir = workdir / case.id
     (trial_dir / "verifier").mkdir(parents=True, exist_ok=True)
     (trial_dir / "verifier" / "test-stdout.txt").write_text(case.verifier_output + "\n")
-    writer = TrajectoryWriter(trial_dir / "agent" / "trajectory.json", case.id,
-                              AgentInfo(name="solver", version="bench"), Redactor([]))
+    writer = TrajectoryWriter(
+        trial_dir / "agent" / "trajectory.json", case.id, AgentInfo(name="solver", version="bench"), Redactor([])
+    )
     writer.add("system", "You are an expert software engineer working alone in a Linux container.")
     writer.add("user", env.instruction)
     for i, step in enumerate(case.steps):
-        calls = [AtifToolCall(tool_call_id=f"c{i}", function_name="bash", arguments={"command": step.cmd})] \
-            if step.cmd is not None else None
+        calls = (
+            [AtifToolCall(tool_call_id=f"c{i}", function_name="bash", arguments={"command": step.cmd})]
+            if step.cmd is not None
+            else None
+        )
         obs = Observation(results=[ObservationResult(source_call_id=f"c{i}", content=step.out)]) if calls else None
         writer.add("agent", step.say, tool_calls=calls, observation=obs)
     writer.finish(FinalMetrics())
-    trial = TrialResult(trial_id=case.id, run_id="bench", env_version=env.version, agent="solver", model="bench",
-                        purpose="sweep", outcome=Outcome(case.outcome), reward=1.0 if case.outcome == "pass" else 0.0,
-                        agent_timed_out=case.timed_out, artifacts_dir=str(trial_dir))
+    trial = TrialResult(
+        trial_id=case.id,
+        run_id="bench",
+        env_version=env.version,
+        agent="solver",
+        model="bench",
+        purpose="sweep",
+        outcome=Outcome(case.outcome),
+        reward=1.0 if case.outcome == "pass" else 0.0,
+        agent_timed_out=case.timed_out,
+        artifacts_dir=str(trial_dir),
+    )
     return trial, writer.trajectory
 
 
@@ -114,22 +134,36 @@ def measure(root: Path, model: str, config, goal: float) -> dict:
             env = load_environment(env_dir(root, case))
             trial, trajectory = build_trial(case, env, Path(tmp))
             try:
-                label, _spend = analyze_trial(client, env, trial, trajectory, case.probe_evidence,
-                                              token_budget=config.analyst.trajectory_tokens,
-                                              max_tokens=config.analyst.max_output_tokens)
+                label, _spend = analyze_trial(
+                    client,
+                    env,
+                    trial,
+                    trajectory,
+                    case.probe_evidence,
+                    token_budget=config.analyst.trajectory_tokens,
+                    max_tokens=config.analyst.max_output_tokens,
+                )
                 got, subtype, verified = label.label, label.subtype, label.verified
             except EnvQAError as e:  # a provider failure is a miss, named in the output
                 got, subtype, verified = "error", type(e).__name__, False
             confusion[case.expected.label][got] += 1
-            rows.append({"id": case.id, "expected": case.expected.label, "got": got,
-                         "subtype_ok": subtype == case.expected.subtype, "verified": verified,
-                         "baseline": baseline(case)})
+            rows.append(
+                {
+                    "id": case.id,
+                    "expected": case.expected.label,
+                    "got": got,
+                    "subtype_ok": subtype == case.expected.subtype,
+                    "verified": verified,
+                    "baseline": baseline(case),
+                }
+            )
     n = len(rows)
     agree = sum(r["got"] == r["expected"] for r in rows) / n
     base = sum(r["baseline"] == r["expected"] for r in rows) / n
     labels = sorted({r["expected"] for r in rows})
     return {
-        "model": model, "cases": n,
+        "model": model,
+        "cases": n,
         "agreement": round(agree, 4),
         "subtype_agreement": round(sum(r["got"] == r["expected"] and r["subtype_ok"] for r in rows) / n, 4),
         "verified_rate": round(sum(r["verified"] for r in rows) / n, 4),
@@ -138,7 +172,8 @@ def measure(root: Path, model: str, config, goal: float) -> dict:
         "per_label": {e: round(confusion[e][e] / sum(confusion[e].values()), 4) for e in labels},
         "errors": sum(r["got"] == "error" for r in rows),
         "misses": [r["id"] for r in rows if r["got"] != r["expected"]],
-        "goal": goal, "goal_met": agree >= goal and agree > base,
+        "goal": goal,
+        "goal_met": agree >= goal and agree > base,
     }
 
 

@@ -47,7 +47,8 @@ def worker_main(side: str, url: str, queues: str, settings_json: str) -> None:
     conn.blpop(["bench:go"], timeout=120)
     if side == "rq":
         SimpleWorker([Queue(q, connection=conn) for q in names], connection=conn).work(
-            burst=True, logging_level="WARNING", with_scheduler=True)
+            burst=True, logging_level="WARNING", with_scheduler=True
+        )
     else:
         from envqa.core.logs import configure_logging
 
@@ -60,6 +61,7 @@ def worker_main(side: str, url: str, queues: str, settings_json: str) -> None:
 # of its own): a 429 raises RateLimited with the server's Retry-After, a 500 TransientProviderError. What
 # each side does with them is its scheduler's business (ours parks or backs off; rq's Retry retries).
 # The result is "recorded" by creating a marker file exclusively: `fresh` is False for a second recording.
+
 
 def _log(path: str, **event) -> None:
     import json
@@ -83,9 +85,14 @@ def _client(url: str, model: str):
 
     key = (url, model)
     if key not in _clients:
-        _clients[key] = OpenAIClient(f"openai-compatible/{model}", model,
-                                     ProviderEndpoint(kind="openai-compatible", timeout_sec=60, transient_retries=0),
-                                     "sk-bench", url + "/v1", None)
+        _clients[key] = OpenAIClient(
+            f"openai-compatible/{model}",
+            model,
+            ProviderEndpoint(kind="openai-compatible", timeout_sec=60, transient_retries=0),
+            "sk-bench",
+            url + "/v1",
+            None,
+        )
     return _clients[key]
 
 
@@ -98,7 +105,8 @@ def provider_call(payload: dict) -> str:
     _log(payload["log"], ev="start", id=payload["id"])
     try:
         _client(payload["url"], payload["provider_model"]).complete(
-            "", [Message(role="user", content=payload["id"])], max_tokens=16)
+            "", [Message(role="user", content=payload["id"])], max_tokens=16
+        )
     except ProviderError as e:
         _log(payload["log"], ev="error", id=payload["id"], error_class=e.error_class)
         raise

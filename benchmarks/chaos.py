@@ -59,9 +59,13 @@ def free_port() -> int:
 
 def settings() -> SchedulerSettings:
     return SchedulerSettings(
-        models={m: {"concurrency": n, "backoff_base_sec": 0.2, "backoff_max_sec": 2.0, "max_attempts": 10}
-                for m, n in MODELS.items()},
-        lease_ttl_sec=3.0, poll_interval_sec=0.05)
+        models={
+            m: {"concurrency": n, "backoff_base_sec": 0.2, "backoff_max_sec": 2.0, "max_attempts": 10}
+            for m, n in MODELS.items()
+        },
+        lease_ttl_sec=3.0,
+        poll_interval_sec=0.05,
+    )
 
 
 def _retrying(what, *args, tries: int = 600):
@@ -77,8 +81,9 @@ def _retrying(what, *args, tries: int = 600):
 class Chaos(threading.Thread):
     """Kills, restarts, and the moments they happened (seconds after the start)."""
 
-    def __init__(self, pools: list[WorkerPool], redis: RedisServer, pg: PostgresServer, kills: int,
-                 progress, rng: random.Random):
+    def __init__(
+        self, pools: list[WorkerPool], redis: RedisServer, pg: PostgresServer, kills: int, progress, rng: random.Random
+    ):
         super().__init__(daemon=True)
         self.pools, self.redis, self.pg, self.kills, self.progress, self.rng = pools, redis, pg, kills, progress, rng
         self.log: list[tuple[float, str]] = []
@@ -151,15 +156,25 @@ def main() -> None:
     try:
         for host in ("host-a", "host-b"):
             (tmp / host).mkdir()
-            pools.append(WorkerPool(redis.url, args.workers_per_host, "*", settings_json=sched.model_dump_json(),
-                                    env={"QA_HOME": str(tmp / host), "QA_STORE_URL": url},
-                                    log_dir=tmp / host / "logs").start())
+            pools.append(
+                WorkerPool(
+                    redis.url,
+                    args.workers_per_host,
+                    "*",
+                    settings_json=sched.model_dump_json(),
+                    env={"QA_HOME": str(tmp / host), "QA_STORE_URL": url},
+                    log_dir=tmp / host / "logs",
+                ).start()
+            )
         store = Store(url)
         conn = Redis.from_url(redis.url)
         models = list(MODELS)
-        specs = [TrialSpec(run_id=RUN_ID, env_version="v1", agent="sim", model=models[i % len(models)], index=i)
-                 for i in range(args.trials)]
+        specs = [
+            TrialSpec(run_id=RUN_ID, env_version="v1", agent="sim", model=models[i % len(models)], index=i)
+            for i in range(args.trials)
+        ]
         ids = [s.trial_id for s in specs]
+
         def progress() -> float:  # from the jobs' own log: it moves during submission and outages too
             return events.read_bytes().count(b'"ev": "record"') / len(ids) if events.exists() else 0.0
 
@@ -204,13 +219,25 @@ def main() -> None:
             gave_up[e["error_class"]] = gave_up.get(e["error_class"], 0) + 1
     for when, what in chaos.log:
         print(f"{when:7.2f}s  {what}")
-    out = {"trials": len(ids), "lost": lost, "recorded_twice": twice, "extra_model_calls": calls - len(ids),
-           "extra_executions": starts - len(ids),
-           "gave_up": gave_up, "makespan_s": round(makespan, 1), "kills": kills,
-           "redis_restarts": sum(1 for _, w in chaos.log if w.startswith("redis")),
-           "postgres_restarts": sum(1 for _, w in chaos.log if w.startswith("postgres"))}
-    ok = (lost == 0 and twice == 0 and kills == args.kills and out["redis_restarts"] >= 1
-          and out["postgres_restarts"] >= 1)
+    out = {
+        "trials": len(ids),
+        "lost": lost,
+        "recorded_twice": twice,
+        "extra_model_calls": calls - len(ids),
+        "extra_executions": starts - len(ids),
+        "gave_up": gave_up,
+        "makespan_s": round(makespan, 1),
+        "kills": kills,
+        "redis_restarts": sum(1 for _, w in chaos.log if w.startswith("redis")),
+        "postgres_restarts": sum(1 for _, w in chaos.log if w.startswith("postgres")),
+    }
+    ok = (
+        lost == 0
+        and twice == 0
+        and kills == args.kills
+        and out["redis_restarts"] >= 1
+        and out["postgres_restarts"] >= 1
+    )
     if ok:
         shutil.rmtree(tmp, ignore_errors=True)
     else:  # what a miss needs to be understood: the workers' logs and the jobs' own events

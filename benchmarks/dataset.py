@@ -100,7 +100,7 @@ def main() -> int:
     opts = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="envqa-bench-dataset-"))
     try:
-        names = sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir())[:opts.max_tasks]
+        names = sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir())[: opts.max_tasks]
         ds = work / "examples"
         for name in names:
             shutil.copytree(EXAMPLES / name, ds / name, ignore=shutil.ignore_patterns("qa-expected.json"))
@@ -110,15 +110,29 @@ def main() -> int:
         base = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "QA_HOME")}
         warm = {**base, "QA_HOME": str(work / "warm")}
         for name in names:  # untimed: every task's image, so neither side builds the tasks' own images
-            subprocess.run([QA, "lint", str(ds / name), "--image", "--json"], env=warm, cwd=cwd,
-                           capture_output=True, timeout=TASK_TIMEOUT_SEC)
+            subprocess.run(
+                [QA, "lint", str(ds / name), "--image", "--json"],
+                env=warm,
+                cwd=cwd,
+                capture_output=True,
+                timeout=TASK_TIMEOUT_SEC,
+            )
 
         env = {**base, "QA_HOME": str(work / "dataset")}
         args = ["run", str(ds), "--json"] + (["--jobs", str(opts.jobs)] if opts.jobs else [])
         dataset_sec, proc, peak = timed(args, env, cwd)
         report = last_json(proc)
-        print(json.dumps({"side": "dataset", "seconds": round(dataset_sec, 1), "exit_code": proc.returncode,
-                          "by_verdict": report.get("summary", {}).get("by_verdict")}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "side": "dataset",
+                    "seconds": round(dataset_sec, 1),
+                    "exit_code": proc.returncode,
+                    "by_verdict": report.get("summary", {}).get("by_verdict"),
+                }
+            ),
+            flush=True,
+        )
 
         env = {**base, "QA_HOME": str(work / "sequential")}
         sequential_sec, seq_peak, seq_verdicts = 0.0, 0.0, {}
@@ -127,9 +141,19 @@ def main() -> int:
             sequential_sec += sec
             seq_peak = max(seq_peak, rss)
             seq_verdicts[name] = (last_json(single) if single.stdout.strip() else {}).get("verdict") or "invalid"
-            print(json.dumps({"side": "sequential", "task": name, "seconds": round(sec, 1),
-                              "exit_code": single.returncode, "verdict": seq_verdicts[name]}
-                             | ({} if single.stdout.strip() else {"stderr": single.stderr[-500:]})), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "side": "sequential",
+                        "task": name,
+                        "seconds": round(sec, 1),
+                        "exit_code": single.returncode,
+                        "verdict": seq_verdicts[name],
+                    }
+                    | ({} if single.stdout.strip() else {"stderr": single.stderr[-500:]})
+                ),
+                flush=True,
+            )
 
         container_sec = 0.0
         from envqa.store.db import Store
@@ -137,22 +161,30 @@ def main() -> int:
         store = Store(work / "dataset" / "envqa.db")
         for row in report["tasks"]:
             if row.get("run_id"):
-                container_sec += sum((t.finished_at - t.started_at).total_seconds()
-                                     for t in store.trials_for_run(row["run_id"]))
+                container_sec += sum(
+                    (t.finished_at - t.started_at).total_seconds() for t in store.trials_for_run(row["run_id"])
+                )
         cores = os.cpu_count() or 1
         dataset_verdicts = {r["name"]: r["verdict"] for r in report["tasks"]}
         speedup = sequential_sec / dataset_sec if dataset_sec else 0.0
         result = {
-            "tasks": len(names), "jobs": opts.jobs or "default", "cores": cores,
-            "dataset_sec": round(dataset_sec, 1), "sequential_sec": round(sequential_sec, 1),
-            "speedup_vs_sequential": round(speedup, 2), "goal": GOAL,
+            "tasks": len(names),
+            "jobs": opts.jobs or "default",
+            "cores": cores,
+            "dataset_sec": round(dataset_sec, 1),
+            "sequential_sec": round(sequential_sec, 1),
+            "speedup_vs_sequential": round(speedup, 2),
+            "goal": GOAL,
             "tasks_per_hour": round(len(names) / dataset_sec * 3600, 1) if dataset_sec else 0.0,
-            "peak_rss_mb": round(peak, 1), "sequential_peak_rss_mb": round(seq_peak, 1),
-            "container_sec": round(container_sec, 1), "container_floor_sec": round(container_sec / cores, 1),
+            "peak_rss_mb": round(peak, 1),
+            "sequential_peak_rss_mb": round(seq_peak, 1),
+            "container_sec": round(container_sec, 1),
+            "container_floor_sec": round(container_sec / cores, 1),
             "dataset_exit_code": report.get("exit_code"),
             "verdicts_match": dataset_verdicts == seq_verdicts,
-            "verdict_differences": {n: [dataset_verdicts.get(n), v] for n, v in seq_verdicts.items()
-                                    if dataset_verdicts.get(n) != v},
+            "verdict_differences": {
+                n: [dataset_verdicts.get(n), v] for n, v in seq_verdicts.items() if dataset_verdicts.get(n) != v
+            },
         }
         print(json.dumps(result), flush=True)
         return 0 if speedup >= FLOOR else 1

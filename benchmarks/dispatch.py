@@ -63,8 +63,11 @@ def free_port() -> int:
 
 
 def our_settings(limits: dict[str, int]) -> SchedulerSettings:
-    return SchedulerSettings(models={q: {"concurrency": n, "backoff_base_sec": 0.0, "jitter": 0.0, "max_attempts": 2}
-                                     for q, n in limits.items()})
+    return SchedulerSettings(
+        models={
+            q: {"concurrency": n, "backoff_base_sec": 0.0, "jitter": 0.0, "max_attempts": 2} for q, n in limits.items()
+        }
+    )
 
 
 def fill(side: str, conn: Redis, limits: dict[str, int], n: int, fail_every: int = 0) -> None:
@@ -79,9 +82,15 @@ def fill(side: str, conn: Redis, limits: dict[str, int], n: int, fail_every: int
         if side == "ours":
             enqueue(conn, JobEnvelope(job_id=f"j{i}", queue=q, func=func, payload=payload, timeout_sec=600), settings)
         else:
-            Queue(q, connection=conn).enqueue(func, kwargs={"payload": payload}, job_id=f"j{i}", job_timeout=600,
-                                              result_ttl=3600, rate_limit=RateLimit(q, concurrency=limits[q]),
-                                              retry=Retry(max=1) if fail_every else None)
+            Queue(q, connection=conn).enqueue(
+                func,
+                kwargs={"payload": payload},
+                job_id=f"j{i}",
+                job_timeout=600,
+                result_ttl=3600,
+                rate_limit=RateLimit(q, concurrency=limits[q]),
+                retry=Retry(max=1) if fail_every else None,
+            )
 
 
 def finished(conn: Redis, queues: list[str]) -> int:
@@ -93,8 +102,9 @@ def commands(conn: Redis) -> int:
     return sum(v["calls"] for k, v in stats.items() if k not in ("cmdstat_info", "cmdstat_config"))
 
 
-def drain(side: str, conn: Redis, url: str, limits: dict[str, int], n: int, workers: int, fail_every: int,
-          logs: Path) -> tuple[float, int]:
+def drain(
+    side: str, conn: Redis, url: str, limits: dict[str, int], n: int, workers: int, fail_every: int, logs: Path
+) -> tuple[float, int]:
     """Fill (not timed), start `workers` worker processes that wait for a go signal, then time the drain.
     Each side's workers run in processes of their own, so neither inherits the other's logging set-up."""
     queues = list(limits)
@@ -104,8 +114,21 @@ def drain(side: str, conn: Redis, url: str, limits: dict[str, int], n: int, work
     procs = []
     for i in range(workers):
         with open(logs / f"{side}-{i}.log", "ab") as out:
-            procs.append(subprocess.Popen([sys.executable, str(HERE / "bench_jobs.py"), side, url, ",".join(queues),
-                                           settings.model_dump_json()], env=env, stdout=out, stderr=subprocess.STDOUT))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        str(HERE / "bench_jobs.py"),
+                        side,
+                        url,
+                        ",".join(queues),
+                        settings.model_dump_json(),
+                    ],
+                    env=env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                )
+            )
     try:
         deadline = time.monotonic() + 60
         while int(conn.get("bench:ready") or 0) < workers:
@@ -121,7 +144,8 @@ def drain(side: str, conn: Redis, url: str, limits: dict[str, int], n: int, work
         if finished(conn, queues) < n:  # a burst worker may exit while a failed job waits for its retry
             if side == "rq":
                 SimpleWorker([Queue(q, connection=conn) for q in queues], connection=conn).work(
-                    burst=True, logging_level="WARNING", with_scheduler=True)
+                    burst=True, logging_level="WARNING", with_scheduler=True
+                )
             else:
                 run_worker(conn, queues, settings, burst=True)
         took = time.perf_counter() - t0
@@ -144,7 +168,7 @@ def main() -> None:
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="envqa-bench-dispatch-"))
     server = RedisServer(tmp / "redis", port=free_port()).start()
-    t = {k: 0.0 for k in ("rq", "ours", "rq_c", "ours_c")}
+    t = dict.fromkeys(("rq", "ours", "rq_c", "ours_c"), 0.0)
     c = dict.fromkeys(t, 0)
     try:
         conn = Redis.from_url(server.url)
@@ -155,12 +179,16 @@ def main() -> None:
                 t[side] += took
                 c[side] += cmds
             for side in order[::-1]:
-                took, cmds = drain(side, conn, server.url, CONTENDED, args.contended_jobs, CONTENDED_WORKERS,
-                                   FAIL_EVERY, tmp)
+                took, cmds = drain(
+                    side, conn, server.url, CONTENDED, args.contended_jobs, CONTENDED_WORKERS, FAIL_EVERY, tmp
+                )
                 t[f"{side}_c"] += took
                 c[f"{side}_c"] += cmds
-            print(f"round {i + 1}: uncontended rq {t['rq']:.2f}s envqa {t['ours']:.2f}s | "
-                  f"contended rq {t['rq_c']:.2f}s envqa {t['ours_c']:.2f}s (cumulative)", flush=True)
+            print(
+                f"round {i + 1}: uncontended rq {t['rq']:.2f}s envqa {t['ours']:.2f}s | "
+                f"contended rq {t['rq_c']:.2f}s envqa {t['ours_c']:.2f}s (cumulative)",
+                flush=True,
+            )
     finally:
         server.cleanup()
     n_u, n_c = args.jobs * args.rounds, args.contended_jobs * args.rounds

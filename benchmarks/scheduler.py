@@ -76,8 +76,9 @@ def provider_script() -> Script:
     for model, (limit, n, lat, fails) in WORKLOAD.items():
         entry: dict = {"turns": [{"text": "ok", "delay": lat}], "faults": []}
         if fails:  # spread over the run: the 500s hit calls early, midway and late
-            entry["faults"] = [{"status": 500, "delay": FAULT_DELAY, "after": i * n // fails, "times": 1}
-                               for i in range(fails)]
+            entry["faults"] = [
+                {"status": 500, "delay": FAULT_DELAY, "after": i * n // fails, "times": 1} for i in range(fails)
+            ]
         if model == ENFORCED:
             entry.update(concurrency=limit, concurrency_retry_after=ENFORCED_RETRY_AFTER)
             entry["faults"].insert(0, {"status": 429, "retry_after": STORM_SEC, "times": -1, "window_sec": STORM_SEC})
@@ -104,9 +105,20 @@ def _payloads(provider_url: str, log: Path, marks: Path, warm: bool = False) -> 
     per_model = []
     for model, (limit, n, *_r) in WORKLOAD.items():
         count = limit * 2 if warm else n
-        per_model.append([{"id": f"{'warm-' if warm else ''}{model.replace('/', '-')}-{i}", "model": model,
-                           "limit": limit, "provider_model": WARM_MODEL if warm else model, "url": provider_url,
-                           "log": str(log), "marks": str(marks)} for i in range(count)])
+        per_model.append(
+            [
+                {
+                    "id": f"{'warm-' if warm else ''}{model.replace('/', '-')}-{i}",
+                    "model": model,
+                    "limit": limit,
+                    "provider_model": WARM_MODEL if warm else model,
+                    "url": provider_url,
+                    "log": str(log),
+                    "marks": str(marks),
+                }
+                for i in range(count)
+            ]
+        )
     out = []  # interleaved, as a sweep submits them
     for i in range(max(len(x) for x in per_model)):
         out += [x[i] for x in per_model if i < len(x)]
@@ -114,10 +126,19 @@ def _payloads(provider_url: str, log: Path, marks: Path, warm: bool = False) -> 
 
 
 def our_settings() -> SchedulerSettings:
-    return SchedulerSettings(models={m: {"concurrency": limit, "backoff_base_sec": float(BACKOFF[0]),
-                                         "backoff_max_sec": float(BACKOFF[-1]), "jitter": 0.0,
-                                         "max_attempts": len(BACKOFF) + 1}
-                                     for m, (limit, *_r) in WORKLOAD.items()}, lease_ttl_sec=10)
+    return SchedulerSettings(
+        models={
+            m: {
+                "concurrency": limit,
+                "backoff_base_sec": float(BACKOFF[0]),
+                "backoff_max_sec": float(BACKOFF[-1]),
+                "jitter": 0.0,
+                "max_attempts": len(BACKOFF) + 1,
+            }
+            for m, (limit, *_r) in WORKLOAD.items()
+        },
+        lease_ttl_sec=10,
+    )
 
 
 def _submit(variant: str, conn: Redis, payloads: list[dict]) -> None:
@@ -125,12 +146,23 @@ def _submit(variant: str, conn: Redis, payloads: list[dict]) -> None:
     q = Queue(GLOBAL_QUEUE, connection=conn)
     for p in payloads:
         if variant == "ours":
-            enqueue(conn, JobEnvelope(job_id=p["id"], queue=p["model"], func="bench_jobs.provider_call",
-                                      payload=p, timeout_sec=600), settings)
+            enqueue(
+                conn,
+                JobEnvelope(
+                    job_id=p["id"], queue=p["model"], func="bench_jobs.provider_call", payload=p, timeout_sec=600
+                ),
+                settings,
+            )
         else:
-            q.enqueue("bench_jobs.provider_call", kwargs={"payload": p}, job_id=p["id"], job_timeout=600,
-                      result_ttl=3600, rate_limit=RateLimit(p["model"], concurrency=p["limit"]),
-                      retry=Retry(max=len(BACKOFF), interval=BACKOFF))
+            q.enqueue(
+                "bench_jobs.provider_call",
+                kwargs={"payload": p},
+                job_id=p["id"],
+                job_timeout=600,
+                result_ttl=3600,
+                rate_limit=RateLimit(p["model"], concurrency=p["limit"]),
+                retry=Retry(max=len(BACKOFF), interval=BACKOFF),
+            )
 
 
 def _events(log: Path) -> list[dict]:
@@ -143,8 +175,9 @@ def _wait_settled(log: Path, conn: Redis, variant: str, ids: list[str], timeout:
     while time.monotonic() < deadline:
         dead = [p for p in procs if p.poll() is not None]
         if dead:  # a worker only exits on its own when it cannot work: waiting on would only burn the bound
-            raise SystemExit(f"{variant}: worker pid {dead[0].pid} exited with code {dead[0].returncode} "
-                             f"(logs under {log.parent})")
+            raise SystemExit(
+                f"{variant}: worker pid {dead[0].pid} exited with code {dead[0].returncode} (logs under {log.parent})"
+            )
         events = _events(log)
         if {e["id"] for e in events if e["ev"] == "record"} >= set(ids):
             return events
@@ -159,16 +192,33 @@ def _wait_settled(log: Path, conn: Redis, variant: str, ids: list[str], timeout:
 
 def _start_workers(variant: str, url: str, logs: Path, env: dict) -> tuple[WorkerPool | None, list]:
     if variant == "ours":
-        pool = WorkerPool(url, WORKERS, "*", settings_json=our_settings().model_dump_json(), env=env,
-                          log_dir=logs / "workers").start()
+        pool = WorkerPool(
+            url, WORKERS, "*", settings_json=our_settings().model_dump_json(), env=env, log_dir=logs / "workers"
+        ).start()
         return pool, []
     rq_bin = str(Path(sys.executable).with_name("rq"))
     procs = []
     for i in range(WORKERS):
         out = open(logs / f"rq-worker-{i}.log", "wb")
-        procs.append(subprocess.Popen([rq_bin, "worker", "--with-scheduler", "-w", "rq.worker.SimpleWorker",
-                                       "-u", url, "--quiet", GLOBAL_QUEUE], env={**os.environ, **env},
-                                      stdout=out, stderr=subprocess.STDOUT, start_new_session=True))
+        procs.append(
+            subprocess.Popen(
+                [
+                    rq_bin,
+                    "worker",
+                    "--with-scheduler",
+                    "-w",
+                    "rq.worker.SimpleWorker",
+                    "-u",
+                    url,
+                    "--quiet",
+                    GLOBAL_QUEUE,
+                ],
+                env={**os.environ, **env},
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        )
         out.close()
     return None, procs
 
@@ -189,8 +239,10 @@ def _stop_workers(pool: WorkerPool | None, procs: list) -> None:
 def run_variant(variant: str, server: RedisServer, tmp: Path) -> dict:
     conn = Redis.from_url(server.url)
     conn.flushdb()
-    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])),
-           "OPENAI_API_KEY": "sk-bench"}
+    env = {
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])),
+        "OPENAI_API_KEY": "sk-bench",
+    }
     logs = tmp / variant
     (logs / "marks").mkdir(parents=True)
     provider = FakeProviderServer(provider_script()).start()
@@ -220,10 +272,16 @@ def run_variant(variant: str, server: RedisServer, tmp: Path) -> dict:
     for e in records:
         fresh[e["id"]] = fresh.get(e["id"], 0) + int(e["fresh"])
     over = sum(1 for r in requests if r.get("over_limit") or (r.get("inflight") or 0) > WORKLOAD[r["model"]][0])
-    return {"variant": variant, "makespan": round(max(e["t"] for e in records) - t0, 3) if records else None,
-            "lost": sum(1 for i in ids if fresh.get(i, 0) != 1), "jobs": len(ids), "requests": len(requests),
-            "over_limit_requests": over, "429s": sum(1 for r in requests if r["status"] == 429),
-            "500s": sum(1 for r in requests if r["status"] == 500)}
+    return {
+        "variant": variant,
+        "makespan": round(max(e["t"] for e in records) - t0, 3) if records else None,
+        "lost": sum(1 for i in ids if fresh.get(i, 0) != 1),
+        "jobs": len(ids),
+        "requests": len(requests),
+        "over_limit_requests": over,
+        "429s": sum(1 for r in requests if r["status"] == 429),
+        "500s": sum(1 for r in requests if r["status"] == 500),
+    }
 
 
 def main() -> None:
@@ -242,8 +300,9 @@ def main() -> None:
     print(f"ideal lower bound {ideal:.3f}s (W={WORKERS}, storm {STORM_SEC}s on {ENFORCED})")
     out = {
         "makespan_vs_ideal": round(ours["makespan"] / ideal, 3) if ours["makespan"] else None,
-        "speedup_vs_global_queue": (round(base["makespan"] / ours["makespan"], 3)
-                                    if ours["makespan"] and base["makespan"] else None),
+        "speedup_vs_global_queue": (
+            round(base["makespan"] / ours["makespan"], 3) if ours["makespan"] and base["makespan"] else None
+        ),
         "lost_trials": ours["lost"],
         "over_limit_requests": ours["over_limit_requests"],
         "baseline_429s": base["429s"],
@@ -253,10 +312,16 @@ def main() -> None:
         "workers": WORKERS,
         "makespan_sec": {"ideal": round(ideal, 3), "ours": ours["makespan"], "global_queue": base["makespan"]},
     }
-    out["misses"] = [k for k, ok in (
-        ("makespan_vs_ideal", (out["makespan_vs_ideal"] or 1e9) <= GOALS["makespan_vs_ideal"]),
-        ("speedup_vs_global_queue", (out["speedup_vs_global_queue"] or 0) > GOALS["speedup_vs_global_queue"]),
-        ("lost_trials", out["lost_trials"] == 0), ("over_limit_requests", out["over_limit_requests"] == 0)) if not ok]
+    out["misses"] = [
+        k
+        for k, ok in (
+            ("makespan_vs_ideal", (out["makespan_vs_ideal"] or 1e9) <= GOALS["makespan_vs_ideal"]),
+            ("speedup_vs_global_queue", (out["speedup_vs_global_queue"] or 0) > GOALS["speedup_vs_global_queue"]),
+            ("lost_trials", out["lost_trials"] == 0),
+            ("over_limit_requests", out["over_limit_requests"] == 0),
+        )
+        if not ok
+    ]
     out["goal_met"] = not out["misses"]
     print(json.dumps(out))
     sys.exit(0 if out["goal_met"] else 1)

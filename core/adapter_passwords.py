@@ -25,11 +25,11 @@ DERIVATIONS = {"sha256-hex16-of-task-name": lambda task: hashlib.sha256(task.enc
 
 class AdapterPassword(BaseModel):
     value: str
-    derive: str = ""                      # a DERIVATIONS name: the value is computed from the task's name
+    derive: str = ""  # a DERIVATIONS name: the value is computed from the task's name
     adapter: str = ""
-    source: str = ""                      # repository + path where the password is published
+    source: str = ""  # repository + path where the password is published
     schemes: list[str] = Field(default_factory=list)
-    why: str = GUESS                      # what to call it when nobody publishes it
+    why: str = GUESS  # what to call it when nobody publishes it
 
     @property
     def origin(self) -> str:
@@ -42,11 +42,12 @@ class PasswordList(BaseModel):
     guesses: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _derivations_known(self) -> "PasswordList":
+    def _derivations_known(self) -> PasswordList:
         for p in self.password:
             if p.derive and p.derive not in DERIVATIONS:
-                raise ValueError(f"{DATA}: password of {p.adapter!r}: unknown derive {p.derive!r} "
-                                 f"(known: {', '.join(DERIVATIONS)})")
+                raise ValueError(
+                    f"{DATA}: password of {p.adapter!r}: unknown derive {p.derive!r} (known: {', '.join(DERIVATIONS)})"
+                )
             if not p.derive and not p.value:
                 raise ValueError(f"{DATA}: password of {p.adapter!r} has neither a value nor a derive")
         return self
@@ -61,13 +62,15 @@ def known_passwords(task: str = "") -> list[AdapterPassword]:
     """Published defaults first, then the obvious guesses (and the task's name): the order they are tried in."""
     data = _load()
     fixed = [p for p in data.password if not p.derive]
-    derived = [p.model_copy(update={"value": DERIVATIONS[p.derive](task)}) for p in data.password
-               if p.derive and task]
+    derived = [p.model_copy(update={"value": DERIVATIONS[p.derive](task)}) for p in data.password if p.derive and task]
     out = fixed + derived + [AdapterPassword(value=g) for g in data.guesses]
     if task:
         out.append(AdapterPassword(value=task, why="the task's name"))
-    seen: set[str] = set()
-    return [p for p in out if p.value and not (p.value in seen or seen.add(p.value))]
+    unique: dict[str, AdapterPassword] = {}  # the first of each value, in order
+    for p in out:
+        if p.value:
+            unique.setdefault(p.value, p)
+    return list(unique.values())
 
 
 def keys_payload(task: str = "") -> list[dict]:

@@ -80,16 +80,18 @@ class Environment(BaseModel):
             out.append(InputError(toml, f"a separate verifier container for [[steps]]: {later}", "steps"))
         # compose services beside main run (sandbox/sidecars.py): no refusal
         if c.environment.os == TaskOS.WINDOWS:
-            out.append(InputError(toml, f"a Windows container (os = \"windows\"): {later}", "environment.os"))
+            out.append(InputError(toml, f'a Windows container (os = "windows"): {later}', "environment.os"))
         return out
 
-    def for_step(self, step: StepFiles) -> "Environment":
+    def for_step(self, step: StepFiles) -> Environment:
         """This task as one step sees it (its instruction, solution and tests), for the file rules."""
-        return self.model_copy(update={
-            "instruction": step.instruction.read_text(errors="replace"),
-            "solution": [FileCopy(source=step.solution.parent, target="/solution")] if step.solution else [],
-            "tests": [FileCopy(source=step.tests, target="/tests")] if step.tests else [],
-        })
+        return self.model_copy(
+            update={
+                "instruction": step.instruction.read_text(errors="replace"),
+                "solution": [FileCopy(source=step.solution.parent, target="/solution")] if step.solution else [],
+                "tests": [FileCopy(source=step.tests, target="/tests")] if step.tests else [],
+            }
+        )
 
 
 def _fail(path: Path, problem: str, field: str | None = None) -> InputError:
@@ -112,7 +114,7 @@ def _pydantic_error(path: Path, err: ValidationError) -> InputError:
     first = next((e for e in errors if e["type"] == "value_error"), None) or max(errors, key=lambda e: len(e["loc"]))
     field = _field(first["loc"])
     problem = first["msg"].removeprefix("Value error, ")
-    if "input" in first and first["type"] != "missing" and not isinstance(first["input"], dict):
+    if first["type"] != "missing" and not isinstance(first["input"], dict):
         problem = f"{problem} (got {first['input']!r})"
     more = len({_field(e["loc"]) for e in errors}) - 1
     if more:
@@ -192,8 +194,11 @@ def load_environment(env_dir: str | Path, *, lint: bool = False) -> Environment:
     if (root / "task.yaml").exists():
         return _load_tb1(root)
     if (root / "spec.md").exists():
-        raise _fail(root / "spec.md", "a spec, not a task yet: `qa generate DIR` writes the task "
-                     "(or `qa run DIR` with [generator] model generates it first)")
+        raise _fail(
+            root / "spec.md",
+            "a spec, not a task yet: `qa generate DIR` writes the task "
+            "(or `qa run DIR` with [generator] model generates it first)",
+        )
     raise _fail(root, "not an environment: expected task.toml (Harbor) or task.yaml (Terminal-Bench 1)")
 
 
@@ -243,10 +248,22 @@ def _load_harbor(root: Path, lint: bool) -> Environment:
 
 
 TB1_KEYS = {
-    "instruction", "descriptions", "author_name", "author_email", "difficulty", "category", "tags",
-    "parser_name", "max_agent_timeout_sec", "max_test_timeout_sec", "run_tests_in_same_shell",
-    "disable_asciinema", "estimated_duration_sec", "expert_time_estimate_min",
-    "junior_time_estimate_min", "test_scripts",
+    "instruction",
+    "descriptions",
+    "author_name",
+    "author_email",
+    "difficulty",
+    "category",
+    "tags",
+    "parser_name",
+    "max_agent_timeout_sec",
+    "max_test_timeout_sec",
+    "run_tests_in_same_shell",
+    "disable_asciinema",
+    "estimated_duration_sec",
+    "expert_time_estimate_min",
+    "junior_time_estimate_min",
+    "test_scripts",
 }
 
 
@@ -271,12 +288,15 @@ def _load_tb1(root: Path) -> Environment:
     if parser != "pytest":
         raise _fail(yaml_path, f"unsupported parser {parser!r}: only 'pytest' is supported", "parser_name")
     try:  # validated as a whole so that an error's location is `agent.timeout_sec`, mapped back below
-        config = TaskConfig.model_validate({
-            "metadata": {k: raw[k] for k in ("author_name", "author_email", "difficulty", "category", "tags")
-                         if k in raw},
-            "agent": {"timeout_sec": raw.get("max_agent_timeout_sec", 600.0)},
-            "verifier": {"timeout_sec": raw.get("max_test_timeout_sec", 180.0)},
-        })
+        config = TaskConfig.model_validate(
+            {
+                "metadata": {
+                    k: raw[k] for k in ("author_name", "author_email", "difficulty", "category", "tags") if k in raw
+                },
+                "agent": {"timeout_sec": raw.get("max_agent_timeout_sec", 600.0)},
+                "verifier": {"timeout_sec": raw.get("max_test_timeout_sec", 180.0)},
+            }
+        )
     except ValidationError as e:
         bad = _pydantic_error(yaml_path, e)
         key = {"agent.timeout_sec": "max_agent_timeout_sec", "verifier.timeout_sec": "max_test_timeout_sec"}
@@ -299,8 +319,10 @@ def _load_tb1(root: Path) -> Environment:
         build_context=root,
         dockerfile=dockerfile,
         solution=[FileCopy(source=solution, target="/solution/solve.sh")],
-        tests=[FileCopy(source=root / "tests", target="/tests"),
-               FileCopy(source=run_tests, target="/tests/run-tests.sh")],
+        tests=[
+            FileCopy(source=root / "tests", target="/tests"),
+            FileCopy(source=run_tests, target="/tests/run-tests.sh"),
+        ],
         verifier_command="bash /tests/run-tests.sh",
         reward_source=RewardSource.PYTEST,
         version=content_hash(root),

@@ -37,6 +37,7 @@ GRAPH_GIVE_UP = "envqa.app.detach.graph_job_gave_up"
 
 class TrialJob(BaseModel):
     """One trial as a job: the spec, the version's snapshot, and the config it runs with."""
+
     spec: TrialSpec
     env_dir: str
     config: dict  # QAConfig as JSON, home made absolute: workers may run elsewhere
@@ -45,6 +46,7 @@ class TrialJob(BaseModel):
 class Call(BaseModel):
     """A model call that is not a trial (reviser, generator, trace analyst): `func(args) -> dict` on the
     model's own queue, so the model's concurrency limit, parking and retries hold for it too."""
+
     call_id: str
     model: str
     func: str  # dotted name of `func(args: dict) -> dict`, importable on every worker
@@ -53,6 +55,7 @@ class Call(BaseModel):
 
 class ProbeJob(BaseModel):
     """A probe (or a replay unit) as a job on the `sandbox` queue; see envqa.app.jobs.execute_probe_job."""
+
     run_id: str
     env_version: str
     env_name: str  # the task's own name (a snapshot's directory is named by its hash; exploits use the name)
@@ -65,8 +68,9 @@ class ProbeJob(BaseModel):
     @property
     def job_id(self) -> str:
         """Same run, version, probe, inputs and config: same job (and the same stored answer)."""
-        key = json.dumps([self.run_id, self.env_version, self.probe, self.args, self.validation, self.config],
-                         sort_keys=True)
+        key = json.dumps(
+            [self.run_id, self.env_version, self.probe, self.args, self.validation, self.config], sort_keys=True
+        )
         return f"probe-{self.probe}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
 
 
@@ -114,13 +118,24 @@ def trial_job(spec: TrialSpec, env_dir: str | Path, config: QAConfig) -> TrialJo
     return TrialJob(spec=spec, env_dir=str(Path(env_dir).resolve()), config=absolute_config(config))
 
 
-def probe_jobs(env: Environment, config: QAConfig, run_id: str, units: list[tuple[str, dict]],
-               validation: list[TrialResult]) -> list[ProbeJob]:
+def probe_jobs(
+    env: Environment, config: QAConfig, run_id: str, units: list[tuple[str, dict]], validation: list[TrialResult]
+) -> list[ProbeJob]:
     """One job per (probe or replay unit, its args)."""
     cfg = absolute_config(config)
-    return [ProbeJob(run_id=run_id, env_version=env.version, env_name=env.name, env_dir=str(Path(env.root).resolve()),
-                     probe=name, args=args, validation=[t.trial_id for t in validation], config=cfg)
-            for name, args in units]
+    return [
+        ProbeJob(
+            run_id=run_id,
+            env_version=env.version,
+            env_name=env.name,
+            env_dir=str(Path(env.root).resolve()),
+            probe=name,
+            args=args,
+            validation=[t.trial_id for t in validation],
+            config=cfg,
+        )
+        for name, args in units
+    ]
 
 
 def outcome_of(job: ProbeJob, row: dict) -> ProbeOutcome:
@@ -128,8 +143,9 @@ def outcome_of(job: ProbeJob, row: dict) -> ProbeOutcome:
     if row["status"] == "done":
         return ProbeOutcome.model_validate_json(row["result_json"])
     why = f"{row.get('error_class') or 'infra'}: {row.get('error_message') or 'the probe job gave up'}"
-    return ProbeOutcome(coverage=[{"probe": job.probe, "status": "lost", "reason": why}],
-                        lost=[f"probe {job.probe}: {why}"])
+    return ProbeOutcome(
+        coverage=[{"probe": job.probe, "status": "lost", "reason": why}], lost=[f"probe {job.probe}: {why}"]
+    )
 
 
 def result_of(row: dict | None) -> dict:

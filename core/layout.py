@@ -1,9 +1,9 @@
 """Artifacts on disk in a Harbor-like layout, one directory per trial under the run directory:
 
-    <runs_dir>/<run_id>/report.json
-    <runs_dir>/<run_id>/<trial_id>/result.json
-    <runs_dir>/<run_id>/<trial_id>/agent/            (agent logs; trajectory.json for model agents)
-    <runs_dir>/<run_id>/<trial_id>/verifier/test-stdout.txt, reward.txt | reward.json
+<runs_dir>/<run_id>/report.json
+<runs_dir>/<run_id>/<trial_id>/result.json
+<runs_dir>/<run_id>/<trial_id>/agent/            (agent logs; trajectory.json for model agents)
+<runs_dir>/<run_id>/<trial_id>/verifier/test-stdout.txt, reward.txt | reward.json
 """
 
 from __future__ import annotations

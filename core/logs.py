@@ -11,8 +11,7 @@ import structlog
 
 def configure_logging(level: str | None = None) -> None:
     level_name = (level or os.environ.get("QA_LOG_LEVEL", "warning")).upper()
-    renderer = (structlog.dev.ConsoleRenderer() if sys.stderr.isatty()
-                else structlog.processors.JSONRenderer())
+    renderer = structlog.dev.ConsoleRenderer() if sys.stderr.isatty() else structlog.processors.JSONRenderer()
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,

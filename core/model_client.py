@@ -42,10 +42,12 @@ class Usage(BaseModel):
     def total(self) -> int:
         return self.input_tokens + self.output_tokens
 
-    def __add__(self, other: "Usage") -> "Usage":
-        return Usage(input_tokens=self.input_tokens + other.input_tokens,
-                     output_tokens=self.output_tokens + other.output_tokens,
-                     cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens)
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+        )
 
 
 class Completion(BaseModel):
@@ -67,6 +69,13 @@ class ModelClient(Protocol):
 
     spec: str  # "provider/model", the queue name and price-table key
 
-    def complete(self, system: str, messages: list[Message], tools: list[ToolDef] | None = None, *,
-                 tool_choice: str | None = None, max_tokens: int = 4096,
-                 temperature: float | None = None) -> Completion: ...
+    def complete(
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[ToolDef] | None = None,
+        *,
+        tool_choice: str | None = None,
+        max_tokens: int = 4096,
+        temperature: float | None = None,
+    ) -> Completion: ...

@@ -7,7 +7,7 @@ what the report prints all round-trip through JSON unchanged (store/, RQ jobs, t
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -17,7 +17,7 @@ from envqa.core.registry import TRIAL_LABELS, Label, Severity, get_rule
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Outcome(StrEnum):
@@ -80,6 +80,22 @@ class StepResult(BaseModel):
     agent_timed_out: bool = False
 
 
+class Provenance(BaseModel):
+    """Where an imported trial came from (issue 33): the harness's own record of it. `stale`: the harness ran
+    another version of the task (its recorded checksum differs from the task on disk); such a trial is kept
+    and shown, and counts in the current version's sweep only when the user says so (--count-stale)."""
+
+    format: str  # "harbor" | "terminal-bench"
+    path: str  # the trial's folder as read
+    trial_name: str
+    job_name: str = ""
+    task_name: str
+    agent: str  # the harness's agent name (TrialResult.agent is "solver"; TrialResult.model is agent/model)
+    model: str | None = None
+    task_checksum: str | None = None
+    stale: bool = False
+
+
 class TrialResult(BaseModel):
     """The stored record of one trial: its store row's result_json (result.json on disk is an export)."""
 
@@ -99,6 +115,8 @@ class TrialResult(BaseModel):
     timings: list[PhaseTiming] = Field(default_factory=list)
     step_results: list[StepResult] = Field(default_factory=list)  # [[steps]] tasks: one per step, in order
     artifacts_dir: str | None = None
+    source: Literal["qa", "imported"] = "qa"  # imported: another harness ran it (issue 33); see provenance
+    provenance: Provenance | None = None
     started_at: datetime = Field(default_factory=utcnow)
     finished_at: datetime = Field(default_factory=utcnow)
 
@@ -126,6 +144,9 @@ class Finding(BaseModel):
     location: str | None = None
     fix: str | None = None
     trial_ids: list[str] = Field(default_factory=list)
+    # The precise cause within the rule, when a probe could name it (nop-passes: empty-output-loop, ...); a
+    # finding with a subtype supersedes the same rule's finding without one (graphs/loop_state.py).
+    subtype: str | None = None
 
     @field_validator("rule")
     @classmethod
@@ -176,12 +197,13 @@ class SpecConsistency(BaseModel):
 
     verdict: Literal["consistent", "contradicts"] = Field(
         description="consistent: the revision keeps every requirement of the spec; contradicts: it departs "
-                    "from one (a human then decides)")
+        "from one (a human then decides)"
+    )
     spec_sentence: str = Field(default="", description="when contradicts: the spec sentence it departs from, quoted")
     explanation: str = Field(default="", description="one sentence: why")
 
     @model_validator(mode="after")
-    def _names_the_sentence(self) -> "SpecConsistency":
+    def _names_the_sentence(self) -> SpecConsistency:
         if self.verdict == "contradicts" and not self.spec_sentence.strip():
             raise ValueError("a 'contradicts' verdict must quote the spec sentence in spec_sentence")
         return self
@@ -199,8 +221,11 @@ class SpecCheck(BaseModel):
     def reasons(self) -> list[str]:
         out = list(self.conflicts)
         if self.model is not None and self.model.verdict == "contradicts":
-            out.insert(0, f'the reviser says it contradicts the spec: "{self.model.spec_sentence}"'
-                          + (f" ({self.model.explanation})" if self.model.explanation else ""))
+            out.insert(
+                0,
+                f'the reviser says it contradicts the spec: "{self.model.spec_sentence}"'
+                + (f" ({self.model.explanation})" if self.model.explanation else ""),
+            )
         return out
 
 
@@ -227,7 +252,6 @@ class Proposal(BaseModel):
     spend: dict = Field(default_factory=dict)  # the reviser call's Spend (tokens, USD): counts against the budget
     spec_check: SpecCheck | None = None  # None: the task has no spec (issue 13)
     created_at: datetime = Field(default_factory=utcnow)
-
 
 
 class Citation(BaseModel):

@@ -4,7 +4,8 @@ trial spec, a probe in a job); the implementations register themselves as their 
 
 from __future__ import annotations
 
-from typing import Callable, Generic, TypeVar
+from collections.abc import Callable
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -16,9 +17,11 @@ class Named(Generic[T]):
 
     def register(self, name: str) -> Callable[[T], T]:
         """Decorator: register the decorated object under `name` (a later registration replaces it)."""
+
         def deco(item: T) -> T:
             self._items[name] = item
             return item
+
         return deco
 
     def get(self, name: str) -> T:

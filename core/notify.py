@@ -1,15 +1,16 @@
 """Notifications about a run (awaiting approval, gate result, adopted, finished, budget stop, incomplete).
 
 `notify` fans a payload out to every registered notifier (the log always; Slack when configured: the app
-registers it, envqa.app.slack.notifier, so the loop that calls `notify` never knows Slack). It never raises and never holds the run for long: each notifier runs
-on a daemon thread with a deadline. Each (run, kind, key) is sent once (a node re-run after a crash does
-not notify twice), and a failure is recorded in the store and listed in the report (`notifications`).
+registers it, envqa.app.slack.notifier, so the loop that calls `notify` never knows Slack). It never raises and never
+holds the run for long: each notifier runs on a daemon thread with a deadline. Each (run, kind, key) is sent once (a
+node re-run after a crash does not notify twice), and a failure is recorded in the store and listed in the report
+(`notifications`).
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 import structlog
 

@@ -21,13 +21,15 @@ HARBOR_DIRS = ("environment/", "tests/", "solution/")
 TB1_FILES = ("task.yaml", "Dockerfile", "docker-compose.yaml", "docker-compose.yml", "solution.sh", "run-tests.sh")
 TB1_DIRS = ("tests/",)
 
-_HEADER_PATHS = re.compile(r"^(?:diff --git a/(\S+) b/(\S+)|--- (?:a/)?(\S+)|\+\+\+ (?:b/)?(\S+)|"
-                           r"rename (?:from|to) (\S+)|copy (?:from|to) (\S+))")
+_HEADER_PATHS = re.compile(
+    r"^(?:diff --git a/(\S+) b/(\S+)|--- (?:a/)?(\S+)|\+\+\+ (?:b/)?(\S+)|"
+    r"rename (?:from|to) (\S+)|copy (?:from|to) (\S+))"
+)
 
 
 def task_path_allowed(rel: str, tb1: bool = False) -> bool:
     """Whether a relative path is one of the task's own files (what a revision may touch)."""
-    if rel.startswith("/") or ".." in Path(rel).parts or rel.startswith(".git/") or "/.git/" in rel:
+    if rel.startswith(("/", ".git/")) or ".." in Path(rel).parts or "/.git/" in rel:
         return False
     files, dirs = (TB1_FILES, TB1_DIRS) if tb1 else (HARBOR_FILES, HARBOR_DIRS)
     return rel in files or any(rel.startswith(d) for d in dirs)
@@ -59,9 +61,26 @@ def make_diff(old_dir: Path, new_dir: Path) -> str:
         for side, src in (("a", old_dir), ("b", new_dir)):
             copy_task_files(Path(src), Path(tmp) / side)
         proc = subprocess.run(
-            ["git", "-c", "core.quotepath=false", "diff", "--no-index", "--no-color", "--no-ext-diff", "--binary",
-             "--no-renames", "--src-prefix=", "--dst-prefix=", "a", "b"],
-            cwd=tmp, capture_output=True, text=True, env=git_env(Path(tmp)))
+            [
+                "git",
+                "-c",
+                "core.quotepath=false",
+                "diff",
+                "--no-index",
+                "--no-color",
+                "--no-ext-diff",
+                "--binary",
+                "--no-renames",
+                "--src-prefix=",
+                "--dst-prefix=",
+                "a",
+                "b",
+            ],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            env=git_env(Path(tmp)),
+        )
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"git diff failed: {proc.stderr.strip()}")
     # A file only one side has is named from that side ("a/x a/x", "b/x b/x"): normalise to "a/x b/x".
@@ -85,5 +104,4 @@ def git_env(cwd: Path) -> dict[str, str]:
     # No repository discovery above the temp dir: `git apply` inside a work tree would patch relative to its root.
     # Git ignores relative ceiling entries, and QA_HOME defaults to the relative `.qa`: resolve first.
     cwd = cwd.resolve()
-    return {**os.environ, "GIT_CEILING_DIRECTORIES": str(cwd.parent), "GIT_CONFIG_NOSYSTEM": "1",
-            "HOME": str(cwd)}
+    return {**os.environ, "GIT_CEILING_DIRECTORIES": str(cwd.parent), "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(cwd)}

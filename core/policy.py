@@ -10,12 +10,15 @@ from __future__ import annotations
 import random
 import sqlite3
 from enum import StrEnum
+from typing import TypeVar
 
 from pydantic import BaseModel
 
 from envqa.core.config import QueueSettings
 from envqa.core.errors import InfraError, InputError, ProviderError, ProviderOverloaded, RateLimited
 from envqa.core.registry import TRANSIENT_INFRA  # infra error classes worth another try (the error-class registry)
+
+_T = TypeVar("_T")
 
 __all__ = ["TRANSIENT_INFRA", "Action", "Decision", "backoff", "decide", "error_class_of", "is_transient"]
 
@@ -55,24 +58,36 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(exc, (TimeoutError, ConnectionError))
 
 
-def backoff(failures: int, policy: QueueSettings, rng: random.Random = random) -> float:
+def _resolved(value: _T | None, name: str) -> _T:
+    """A queue setting the caller must have resolved (config's defaults fill every field before a policy is used)."""
+    if value is None:
+        raise ValueError(f"queue policy: {name} is unset (resolve the queue's settings against the defaults first)")
+    return value
+
+
+def backoff(failures: int, policy: QueueSettings, rng: random.Random | None = None) -> float:
     """Delay before retry number `failures` (1-based): base * 2^(n-1), capped, minus up to `jitter` of it."""
-    raw = min(policy.backoff_max_sec, policy.backoff_base_sec * (2 ** max(0, failures - 1)))
-    return raw * (1.0 - policy.jitter * rng.random())
+    base = _resolved(policy.backoff_base_sec, "backoff_base_sec")
+    raw = min(_resolved(policy.backoff_max_sec, "backoff_max_sec"), base * (2 ** max(0, failures - 1)))
+    return raw * (1.0 - _resolved(policy.jitter, "jitter") * (rng or random).random())
 
 
 def decide(exc: BaseException, failures: int, parks: int, policy: QueueSettings) -> Decision:
     """`failures`/`parks` count what happened before this exception."""
     cls = error_class_of(exc)
     if isinstance(exc, (RateLimited, ProviderOverloaded)):
-        if parks + 1 > policy.max_parks:
+        if parks + 1 > _resolved(policy.max_parks, "max_parks"):
             return Decision(action=Action.FAIL, error_class=cls, reason=f"still rate limited after {parks} parks")
-        wait = exc.retry_after if exc.retry_after is not None else policy.park_default_sec
-        return Decision(action=Action.PARK, delay_sec=max(0.0, float(wait)), error_class=cls,
-                        reason="provider asked us to wait")
+        wait = (
+            exc.retry_after if exc.retry_after is not None else _resolved(policy.park_default_sec, "park_default_sec")
+        )
+        return Decision(
+            action=Action.PARK, delay_sec=max(0.0, float(wait)), error_class=cls, reason="provider asked us to wait"
+        )
     if not is_transient(exc):
         return Decision(action=Action.FAIL, error_class=cls, reason="permanent error: retrying cannot help")
-    if failures + 1 >= policy.max_attempts:
+    if failures + 1 >= _resolved(policy.max_attempts, "max_attempts"):
         return Decision(action=Action.FAIL, error_class=cls, reason=f"gave up after {failures + 1} attempts")
-    return Decision(action=Action.RETRY, delay_sec=backoff(failures + 1, policy), error_class=cls,
-                    reason="transient error")
+    return Decision(
+        action=Action.RETRY, delay_sec=backoff(failures + 1, policy), error_class=cls, reason="transient error"
+    )

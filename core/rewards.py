@@ -65,14 +65,17 @@ FINAL_COUNTS = re.compile(r"=+ (.*?(?:passed|failed|error|errors|no tests ran).*
 
 def parse_pytest(output: str) -> tuple[float, dict[str, float]]:
     """Terminal-Bench 1: reward 1 iff at least one test ran and none failed or errored."""
-    per_test = {name: (1.0 if status in ("PASSED", "XFAIL") else 0.0)
-                for status, name in SUMMARY_LINE.findall(output) if status != "SKIPPED"}
+    per_test = {
+        name: (1.0 if status in ("PASSED", "XFAIL") else 0.0)
+        for status, name in SUMMARY_LINE.findall(output)
+        if status != "SKIPPED"
+    }
     if per_test:
         return (1.0 if all(v == 1.0 for v in per_test.values()) else 0.0), per_test
     m = FINAL_COUNTS.search(output)
     if not m:
         raise VerifierError("no pytest results found in the verifier output")
-    counts = dict((word, int(n)) for n, word in re.findall(r"(\d+) (\w+)", m.group(1)))
+    counts = {word: int(n) for n, word in re.findall(r"(\d+) (\w+)", m.group(1))}
     passed = counts.get("passed", 0)
     bad = counts.get("failed", 0) + counts.get("error", 0) + counts.get("errors", 0)
     if passed + bad == 0:

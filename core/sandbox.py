@@ -12,14 +12,15 @@ Which backend runs is config (`[sandbox] backend = "docker"`): backends register
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from envqa.core.named import Named
 from envqa.core.errors import InfraError, InputError
+from envqa.core.named import Named
 from envqa.core.strace import SYSCALLS, StraceEvent
 
 if TYPE_CHECKING:
@@ -202,14 +203,14 @@ class Sandbox(abc.ABC):
         no proxy stands in front of this sandbox. Raises NotImplementedError where the backend has none."""
         raise NotImplementedError(f"{type(self).__name__} has no egress proxy")
 
-    def service(self, name: str) -> "Sandbox":
+    def service(self, name: str) -> Sandbox:
         """A compose service beside this sandbox, to exec in (`[[verifier.collect]]` hooks); `main` is this one.
         Raises KeyError for a service the task does not run, NotImplementedError where the backend has none."""
         if name == "main":
             return self
         raise NotImplementedError(f"{type(self).__name__} runs no compose services")
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Sandbox:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -243,27 +244,41 @@ class SandboxBackend(abc.ABC):
         reached its engine: Docker overrides this; a backend with nothing to reach always may have)."""
         return True
 
-    def check(self) -> None:
+    def check(self) -> None:  # noqa: B027 - a backend with nothing to reach keeps this no-op
         """Reach what the backend runs on, now (a run fails before it starts, not at its first trial).
         Raises SandboxError (error_class docker_unavailable on Docker); a backend with nothing to reach passes."""
 
     # Optional capabilities: NotImplementedError where the backend lacks one; `supports()` asks first.
 
-    def with_egress_allowlist(self, allowed_hosts: list[str], *, image: str, upstream: str = "bridge",
-                              label: str = "envqa", labels: dict[str, str] | None = None) -> "SandboxBackend":
+    def with_egress_allowlist(
+        self,
+        allowed_hosts: list[str],
+        *,
+        image: str,
+        upstream: str = "bridge",
+        label: str = "envqa",
+        labels: dict[str, str] | None = None,
+    ) -> SandboxBackend:
         """A backend whose sandboxes that would get a network reach only `allowed_hosts`, through an egress
         proxy (from `image`) on the `upstream` network; `Sandbox.egress_log()` shows its decisions. A
         backend that already chose the network returns itself. Raises NotImplementedError."""
         raise NotImplementedError(f"{type(self).__name__} has no egress proxy")
 
-    def fake_internet(self, serve_dir: Path | None, hosts: list[str], *, image: str, label: str = "envqa",
-                      labels: dict[str, str] | None = None) -> AbstractContextManager[str]:
+    def fake_internet(
+        self,
+        serve_dir: Path | None,
+        hosts: list[str],
+        *,
+        image: str,
+        label: str = "envqa",
+        labels: dict[str, str] | None = None,
+    ) -> AbstractContextManager[str]:
         """`with backend.fake_internet(...) as network:` a fresh internal network on which `hosts` answer
         HTTP from `serve_dir` and nothing else is reachable; start sandboxes with `network=network`.
         Raises NotImplementedError, SandboxError (error_class sandbox_start) when it cannot start."""
         raise NotImplementedError(f"{type(self).__name__} has no fake internet")
 
-    def with_sidecars(self, env) -> "SandboxBackend":
+    def with_sidecars(self, env) -> SandboxBackend:
         """A backend whose sandboxes start with `env`'s compose services beside them (environment/docker-compose.yaml),
         on a network of their own, and remove them when they stop; `Sandbox.service(name)` reaches one.
         Raises NotImplementedError; starting raises SandboxError (error_class sidecar_failed) when one fails."""
@@ -285,12 +300,13 @@ def backend_names() -> list[str]:
     return BACKENDS.names()
 
 
-def create_backend(config: "QAConfig") -> SandboxBackend:
+def create_backend(config: QAConfig) -> SandboxBackend:
     """The backend `[sandbox] backend` names. Raises InputError for a name nobody registered."""
     name = config.sandbox.backend
     if name not in BACKENDS:
-        raise InputError("qa.toml", f"unknown sandbox backend {name!r} (known: {', '.join(backend_names())})",
-                         "sandbox.backend")
+        raise InputError(
+            "qa.toml", f"unknown sandbox backend {name!r} (known: {', '.join(backend_names())})", "sandbox.backend"
+        )
     return BACKENDS.get(name)(config)
 
 

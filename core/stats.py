@@ -76,10 +76,16 @@ class PassStats(BaseModel):
 
 def summarize(passes: int, n: int, band: tuple[float, float], confidence: float, ks: list[int]) -> PassStats:
     lo, hi = wilson(passes, n, confidence)
-    return PassStats(n=n, passes=passes, pass_at_1=passes / n if n else None, ci_low=round(lo, 4),
-                     ci_high=round(hi, 4), confidence=confidence,
-                     pass_at_k={str(k): pass_at_k(n, passes, k) for k in ks},
-                     band=band_of_interval(lo, hi, band) if n else BandDecision.UNDECIDED)
+    return PassStats(
+        n=n,
+        passes=passes,
+        pass_at_1=passes / n if n else None,
+        ci_low=round(lo, 4),
+        ci_high=round(hi, 4),
+        confidence=confidence,
+        pass_at_k={str(k): pass_at_k(n, passes, k) for k in ks},
+        band=band_of_interval(lo, hi, band) if n else BandDecision.UNDECIDED,
+    )
 
 
 def beta_cdf(x: float, a: float, b: float) -> float:
@@ -104,8 +110,10 @@ def _beta_fraction(a: float, b: float, x: float) -> float:
     c, d = 1.0, 1.0 / nz(1.0 - (a + b) * x / (a + 1))
     h = d
     for m in range(1, 400):
-        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+        for num in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
             d = 1.0 / nz(1.0 + num * d)
             c = nz(1.0 + num / c)
             h *= d * c
@@ -171,7 +179,7 @@ def _posterior(band: tuple[float, float], prior: float, passes: int, n: int) -> 
     return below, not_above - below, 1.0 - not_above
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _expected_loss(key: tuple, passes: int, n: int) -> float:
     """The least expected cost from (passes, n) on: stop now, or pay for the next batch and decide then."""
     stop = 1.0 - max(_posterior(key[0], key[1], passes, n))
@@ -188,8 +196,11 @@ def _continue_cost(key: tuple, passes: int, n: int) -> float:
     norm = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) - math.lgamma(a + b + k)
     total = 0.0
     for j in range(k + 1):  # beta-binomial: j passes among the next k trials
-        total += math.comb(k, j) * math.exp(norm + math.lgamma(a + j) + math.lgamma(b + k - j)) \
+        total += (
+            math.comb(k, j)
+            * math.exp(norm + math.lgamma(a + j) + math.lgamma(b + k - j))
             * _expected_loss(key, passes + j, n + k)
+        )
     return cost * k + total
 
 
@@ -202,7 +213,7 @@ def _schedule(key: tuple, n: int) -> list[int]:
     return points
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _fill(key: tuple, n: int) -> None:
     """Fill the table from n_max back to n once, so that no lookup recurses deeply (a big n_max)."""
     for m in reversed(_schedule(key, n)):

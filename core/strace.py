@@ -109,6 +109,54 @@ def _event(pid: int, ts: float, call: str) -> StraceEvent | None:
         hits = [s for s in strings if s.startswith(WATCHED_PREFIXES)]
         if not hits:
             return None
-        return StraceEvent(ts=ts, pid=pid, kind="unlink" if name.startswith("unlink") else "rename",
-                           path=hits[-1], write=True, ok=ok)
+        return StraceEvent(
+            ts=ts, pid=pid, kind="unlink" if name.startswith("unlink") else "rename", path=hits[-1], write=True, ok=ok
+        )
     return None
+
+
+# What a verifier did with each path, for the rules that ask which paths it listed, read, wrote or failed to
+# run (issue 35: why the nop passes, a verifier that writes what it checks). Needs a trace of PATH_SYSCALLS.
+PATH_SYSCALLS = "execve,execveat,open,openat,creat,chdir,mkdir,mkdirat,unlink,unlinkat,rename,renameat,renameat2"
+
+
+class PathUse(BaseModel):
+    """One path a traced process used: `use` is listed (a directory opened to read its entries), read, written,
+    or executed; `ok` False with `error` (ENOENT, ...) when the call failed."""
+
+    path: str
+    use: str
+    ok: bool = True
+    error: str = ""
+    line: str = ""
+
+
+def path_uses(text: str, cwd: str = "/") -> list[PathUse]:
+    """Every path use in `strace -f -ttt` text, in order; relative paths resolved against the last chdir (or
+    `cwd`), which is exact for one process tree that changes directory once, a fair guess otherwise."""
+    import posixpath
+
+    uses: list[PathUse] = []
+    where = cwd
+    for _pid, _ts, rest in joined_calls(text):
+        m = CALL_RE.match(rest)
+        if not m or m.group("ret") == "?":
+            continue
+        strings = [_unescape(s) for s, _more in STR_RE.findall(m.group("args"))]
+        if not strings:
+            continue
+        name, args, ok = m.group("name"), m.group("args"), int(m.group("ret")) >= 0
+        path = posixpath.normpath(posixpath.join(where, strings[0]))
+        if name == "chdir":
+            where = path if ok else where
+            continue
+        if name.startswith("execve"):
+            use = "executed"
+        elif name.startswith(("mkdir", "unlink", "rename")) or name == "creat":
+            use, path = "written", posixpath.normpath(posixpath.join(where, strings[-1]))
+        elif "O_DIRECTORY" in args:
+            use = "listed"
+        else:
+            use = "written" if any(flag in args for flag in WRITE_FLAGS) else "read"
+        uses.append(PathUse(path=path, use=use, ok=ok, error=m.group("err") or "", line=rest.strip()[:300]))
+    return uses

@@ -1,7 +1,7 @@
 """task.toml as pydantic models: Harbor's task schema 1.4, forward-compatible.
 
 Follows harbor 0.26.0 `harbor/models/task/config.py` (models, defaults, validators), `verifier_mode.py` (the
-verifier's mode) and `step_name.py`; our own code, since Harbor needs Python 3.12 (README "task.toml" lists
+verifier's mode) and `step_name.py`; our own code, since Harbor needs Python 3.12 (docs/reference/formats.md lists
 what we do differently: our resource defaults, `allow_internet` kept as declared, network aliases).
 
 Unknown keys: Harbor ignores them; a strict schema (ours until 1.4) made every Harbor release an outage, and
@@ -43,7 +43,7 @@ class NetworkMode(StrEnum):
     PUBLIC = "public"
 
     @classmethod
-    def _missing_(cls, value: object) -> "NetworkMode | None":
+    def _missing_(cls, value: object) -> NetworkMode | None:
         aliases = {"none": cls.NO_NETWORK, "open": cls.PUBLIC, "off": cls.NO_NETWORK}
         return aliases.get(str(value).lower())
 
@@ -75,17 +75,26 @@ def _service_name(value: str | None) -> str | None:
         return None
     value = value.strip()
     if not _SERVICE_NAME.match(value):
-        raise ValueError(f"invalid Docker Compose service name {value!r}: it must start with a letter or digit and "
-                         "contain only letters, digits, '-', '_' and '.'")
+        raise ValueError(
+            f"invalid Docker Compose service name {value!r}: it must start with a letter or digit and "
+            "contain only letters, digits, '-', '_' and '.'"
+        )
     return value
 
 
 def validate_step_name(name: str) -> str:
     """step_name.py `validate_step_name`: a step's name is one portable directory name under steps/."""
-    if (not name.strip() or name in {".", ".."} or name.endswith((".", " ")) or _BAD_STEP_CHARS.search(name)
-            or _DEVICE_NAME.fullmatch(name.partition(".")[0].rstrip(" "))):
-        raise ValueError(f"invalid step name {name!r}: a step name is one portable directory name (no path "
-                         "separators, control or reserved characters, device names, or trailing dots/spaces)")
+    if (
+        not name.strip()
+        or name in {".", ".."}
+        or name.endswith((".", " "))
+        or _BAD_STEP_CHARS.search(name)
+        or _DEVICE_NAME.fullmatch(name.partition(".")[0].rstrip(" "))
+    ):
+        raise ValueError(
+            f"invalid step name {name!r}: a step name is one portable directory name (no path "
+            "separators, control or reserved characters, device names, or trailing dots/spaces)"
+        )
     if len(name.encode("utf-8")) > 255:
         raise ValueError("a step name is at most 255 UTF-8 bytes")
     return name
@@ -104,9 +113,9 @@ class PhaseNetwork(Open):
         return validate_allowed_hosts(hosts)
 
     @model_validator(mode="after")
-    def _hosts_need_allowlist(self) -> "PhaseNetwork":
+    def _hosts_need_allowlist(self) -> PhaseNetwork:
         if self.allowed_hosts and self.network_mode != NetworkMode.ALLOWLIST:
-            raise ValueError("allowed_hosts is only valid with network_mode = \"allowlist\"")
+            raise ValueError('allowed_hosts is only valid with network_mode = "allowlist"')
         return self
 
 
@@ -185,9 +194,9 @@ class EnvironmentConfig(PhaseNetwork):
         return data
 
     @model_validator(mode="after")
-    def _hosts_need_allowlist(self) -> "EnvironmentConfig":
+    def _hosts_need_allowlist(self) -> EnvironmentConfig:
         if self.allowed_hosts and self.baseline_network() != NetworkMode.ALLOWLIST:
-            raise ValueError("allowed_hosts is only valid with network_mode = \"allowlist\"")
+            raise ValueError('allowed_hosts is only valid with network_mode = "allowlist"')
         return self
 
     def baseline_network(self) -> NetworkMode:
@@ -230,7 +239,7 @@ class ArtifactConfig(Open):
         return v
 
     @model_validator(mode="after")
-    def _sidecar_source_absolute(self) -> "ArtifactConfig":
+    def _sidecar_source_absolute(self) -> ArtifactConfig:
         if self.service not in (None, MAIN_SERVICE) and not re.match(r"^(/|[A-Za-z]:[/\\])", self.source):
             raise ValueError(f"artifact source {self.source!r} from service {self.service!r} must be an absolute path")
         return self
@@ -271,10 +280,12 @@ class VerifierConfig(PhaseNetwork):
     collect: list[VerifierCollectConfig] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _mode_matches_environment(self) -> "VerifierConfig":
+    def _mode_matches_environment(self) -> VerifierConfig:
         if self.environment_mode == VerifierEnvironmentMode.SHARED and self.environment is not None:
-            raise ValueError("environment_mode = \"shared\" is incompatible with [verifier.environment]; omit the "
-                             "environment or set environment_mode = \"separate\"")
+            raise ValueError(
+                'environment_mode = "shared" is incompatible with [verifier.environment]; omit the '
+                'environment or set environment_mode = "separate"'
+            )
         return self
 
     def declared_mode(self) -> VerifierEnvironmentMode | None:
@@ -389,7 +400,7 @@ class TaskConfig(Open):
 
     def has_separate_verifier(self) -> bool:
         """verifier_mode.py `task_has_any_separate_verifier`."""
-        passes = self.steps or [None]
+        passes: list[StepConfig | None] = list(self.steps or []) or [None]
         return any(self.verifier_mode(s) == VerifierEnvironmentMode.SEPARATE for s in passes)
 
     def reward_strategy(self) -> MultiStepRewardStrategy | None:

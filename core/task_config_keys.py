@@ -32,12 +32,16 @@ class ConfigWarning(BaseModel):
     def message(self) -> str:
         hint = f"; did you mean {self.suggestion!r}?" if self.suggestion else ""
         where = "at the top level" if self.table == "top level" else f"in {self.table}"
-        return (f"{self.file}: unknown key {self.key!r} {where}{hint} (ignored, as Harbor ignores keys it "
-                "does not know)")
+        return f"{self.file}: unknown key {self.key!r} {where}{hint} (ignored, as Harbor ignores keys it does not know)"
 
     def public(self) -> dict:
-        return {"file": self.file, "key": self.key, "table": self.table, "suggestion": self.suggestion,
-                "message": self.message}
+        return {
+            "file": self.file,
+            "key": self.key,
+            "table": self.table,
+            "suggestion": self.suggestion,
+            "message": self.message,
+        }
 
 
 def _suggest(key: str, known: list[str]) -> str | None:
@@ -58,8 +62,15 @@ def _table(dotted: str, array: bool, index: int | None, step: str | None) -> str
     return f'{text} of step "{step}"' if step is not None else text
 
 
-def _walk(model: BaseModel, dotted: str, out: list[ConfigWarning], *, array: bool = False,
-          index: int | None = None, step: str | None = None) -> None:
+def _walk(
+    model: BaseModel,
+    dotted: str,
+    out: list[ConfigWarning],
+    *,
+    array: bool = False,
+    index: int | None = None,
+    step: str | None = None,
+) -> None:
     known = list(type(model).model_fields)
     accepted = _ACCEPTED.get(type(model).__name__, set())
     here = _table(dotted, array, index, step)

@@ -55,7 +55,9 @@ def bundled_tests(config: TaskConfig, tests_dir: Path, step: StepConfig | None =
     if config.verifier_mode(step) != VerifierEnvironmentMode.SEPARATE:
         return False
     env = (step.verifier.environment if step else None) or config.verifier.environment
-    return bool(env and env.docker_image) or any((tests_dir / n).is_file() for n in ("Dockerfile", "docker-compose.yaml"))
+    return bool(env and env.docker_image) or any(
+        (tests_dir / n).is_file() for n in ("Dockerfile", "docker-compose.yaml")
+    )
 
 
 def resolve_steps(root: Path, config: TaskConfig) -> list[StepFiles]:
@@ -64,8 +66,9 @@ def resolve_steps(root: Path, config: TaskConfig) -> list[StepFiles]:
     for step in config.steps or []:
         d = _inside(root, root / "steps" / step.name)
         if not d.is_dir():
-            raise InputError(str(d), f"missing: [[steps]] {step.name!r} needs the directory steps/{step.name}/",
-                             "steps")
+            raise InputError(
+                str(d), f"missing: [[steps]] {step.name!r} needs the directory steps/{step.name}/", "steps"
+            )
         instruction = _inside(root, d / "instruction.md")
         if not instruction.is_file():
             raise InputError(str(instruction), f"missing: step {step.name!r} needs its instruction.md")
@@ -74,14 +77,24 @@ def resolve_steps(root: Path, config: TaskConfig) -> list[StepFiles]:
         if not bundled_tests(config, tests, step) and discover_script(tests, "test") is None:
             tests = root / "tests"
             if discover_script(tests, "test") is None:
-                raise InputError(str(d / "tests" / "test.sh"), f"missing: step {step.name!r} has no test script "
-                                 "(steps/<name>/tests/test.sh, or the task's tests/test.sh)")
+                raise InputError(
+                    str(d / "tests" / "test.sh"),
+                    f"missing: step {step.name!r} has no test script "
+                    "(steps/<name>/tests/test.sh, or the task's tests/test.sh)",
+                )
         workdir = d / "workdir"
         setup = workdir / "setup.sh"
-        out.append(StepFiles(name=step.name, dir=d, instruction=instruction, solution=solve,
-                             tests=_inside(root, tests) if tests.is_dir() else None,
-                             workdir=workdir if workdir.is_dir() else None,
-                             setup=_inside(root, setup) if setup.is_file() else None))
+        out.append(
+            StepFiles(
+                name=step.name,
+                dir=d,
+                instruction=instruction,
+                solution=solve,
+                tests=_inside(root, tests) if tests.is_dir() else None,
+                workdir=workdir if workdir.is_dir() else None,
+                setup=_inside(root, setup) if setup.is_file() else None,
+            )
+        )
     return out
 
 

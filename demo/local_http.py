@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 
 class LocalHTTPServer:
@@ -54,8 +55,9 @@ class LocalHTTPServer:
         self.stop()
 
 
-def send_reply(handler: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict | None = None,
-               raw_text: str | None = None) -> None:
+def send_reply(
+    handler: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict | None = None, raw_text: str | None = None
+) -> None:
     """A JSON reply (or `raw_text` as text/plain) with content-length, so keep-alive clients work."""
     data = raw_text.encode() if raw_text is not None else json.dumps(payload).encode()
     handler.send_response(status)

@@ -27,8 +27,15 @@ from envqa.core.errors import InputError
 from envqa.demo.local_http import LocalHTTPServer, send_reply
 from envqa.demo.script import Fault, Script, Turn, load_script
 
-ANTHROPIC_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                         413: "request_too_large", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
+ANTHROPIC_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
 
 
 class FakeProviderServer(LocalHTTPServer):
@@ -118,14 +125,22 @@ def _handler_for(server: FakeProviderServer):
         def _serve(self, body: dict, dialect: str, key: str | None) -> None:
             model = str(body.get("model", ""))
             messages = body.get("messages") or []
-            entry = {"t": time.time(), "status": 200, "dialect": dialect, "model": model, "messages": len(messages),
-                     "tools": [_tool_name(t) for t in body.get("tools") or []],
-                     "tool_choice": body.get("tool_choice"), "last": _last_text(messages)}
+            entry = {
+                "t": time.time(),
+                "status": 200,
+                "dialect": dialect,
+                "model": model,
+                "messages": len(messages),
+                "tools": [_tool_name(t) for t in body.get("tools") or []],
+                "tool_choice": body.get("tool_choice"),
+                "last": _last_text(messages),
+            }
             server.record(entry)
             if not server.key_ok(key):
                 entry["status"] = 401
-                return self._error(dialect, 401, "invalid x-api-key" if dialect == "anthropic"
-                                   else "Incorrect API key provided")
+                return self._error(
+                    dialect, 401, "invalid x-api-key" if dialect == "anthropic" else "Incorrect API key provided"
+                )
             inflight = entry["inflight"] = server.admit(model)
             if inflight is None:  # over the model's own limit: refused, never in progress
                 entry["status"], entry["over_limit"] = 429, True
@@ -145,15 +160,22 @@ def _handler_for(server: FakeProviderServer):
                 if fault.status is not None:
                     entry["status"] = fault.status
                     headers = {"retry-after": f"{fault.retry_after:g}"} if fault.retry_after is not None else {}
-                    return (fault.status, _error_body(dialect, fault.status,
-                                                      fault.message or f"scripted HTTP {fault.status}"), headers)
-            turn = server.turn_for(model, sum(1 for m in messages if m.get("role") == "assistant"),
-                                   _first_user_text(messages))
+                    return (
+                        fault.status,
+                        _error_body(dialect, fault.status, fault.message or f"scripted HTTP {fault.status}"),
+                        headers,
+                    )
+            turn = server.turn_for(
+                model, sum(1 for m in messages if m.get("role") == "assistant"), _first_user_text(messages)
+            )
             time.sleep(turn.delay)
             usage_in = turn.usage.input if turn.usage.input is not None else max(1, len(json.dumps(body)) // 4)
             usage_out = turn.usage.output if turn.usage.output is not None else max(1, len(turn.text) // 4 + 10)
-            payload = (_anthropic_reply(model, turn, usage_in, usage_out) if dialect == "anthropic"
-                       else _openai_reply(model, turn, usage_in, usage_out))
+            payload = (
+                _anthropic_reply(model, turn, usage_in, usage_out)
+                if dialect == "anthropic"
+                else _openai_reply(model, turn, usage_in, usage_out)
+            )
             return 200, payload, None
 
         def _error(self, dialect: str, status: int, message: str, headers: dict | None = None) -> None:
@@ -196,27 +218,56 @@ def _last_text(messages: list[dict]) -> str:
 def _anthropic_reply(model: str, turn: Turn, usage_in: int, usage_out: int) -> dict:
     content: list[dict] = [{"type": "text", "text": turn.text}] if turn.text else []
     for call in turn.tool_calls:
-        content.append({"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:20]}", "name": call.name,
-                        "input": call.arguments if call.raw_arguments is None else call.raw_arguments})
-    return {"id": f"msg_{uuid.uuid4().hex[:20]}", "type": "message", "role": "assistant", "model": model,
-            "content": content, "stop_reason": "max_tokens" if turn.finish_reason == "length"
-            else turn.finish_reason or ("tool_use" if turn.tool_calls else "end_turn"),
-            "stop_sequence": None, "usage": {"input_tokens": usage_in, "output_tokens": usage_out}}
+        content.append(
+            {
+                "type": "tool_use",
+                "id": f"toolu_{uuid.uuid4().hex[:20]}",
+                "name": call.name,
+                "input": call.arguments if call.raw_arguments is None else call.raw_arguments,
+            }
+        )
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:20]}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": "max_tokens"
+        if turn.finish_reason == "length"
+        else turn.finish_reason or ("tool_use" if turn.tool_calls else "end_turn"),
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage_in, "output_tokens": usage_out},
+    }
 
 
 def _openai_reply(model: str, turn: Turn, usage_in: int, usage_out: int) -> dict:
     message: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
     if turn.tool_calls:
         message["tool_calls"] = [
-            {"id": f"call_{uuid.uuid4().hex[:20]}", "type": "function",
-             "function": {"name": c.name,
-                          "arguments": c.raw_arguments if c.raw_arguments is not None else json.dumps(c.arguments)}}
-            for c in turn.tool_calls]
-    reply = {"id": f"chatcmpl-{uuid.uuid4().hex[:20]}", "object": "chat.completion", "created": int(time.time()),
-             "model": model, "choices": [{"index": 0, "message": message, "finish_reason":
-                                          turn.finish_reason or ("tool_calls" if turn.tool_calls else "stop")}],
-             "usage": {"prompt_tokens": usage_in, "completion_tokens": usage_out,
-                       "total_tokens": usage_in + usage_out}}
+            {
+                "id": f"call_{uuid.uuid4().hex[:20]}",
+                "type": "function",
+                "function": {
+                    "name": c.name,
+                    "arguments": c.raw_arguments if c.raw_arguments is not None else json.dumps(c.arguments),
+                },
+            }
+            for c in turn.tool_calls
+        ]
+    reply = {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:20]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": turn.finish_reason or ("tool_calls" if turn.tool_calls else "stop"),
+            }
+        ],
+        "usage": {"prompt_tokens": usage_in, "completion_tokens": usage_out, "total_tokens": usage_in + usage_out},
+    }
     if turn.omit_usage:
         del reply["usage"]
     return reply
@@ -232,8 +283,10 @@ def main(argv: list[str] | None = None) -> None:
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
-    srv.serve_until_interrupted(f"fake provider listening on {srv.url}  (ANTHROPIC_BASE_URL={srv.url} "
-                                f"OPENAI_BASE_URL={srv.url}/v1)", lambda line: print(line, flush=True))
+    srv.serve_until_interrupted(
+        f"fake provider listening on {srv.url}  (ANTHROPIC_BASE_URL={srv.url} OPENAI_BASE_URL={srv.url}/v1)",
+        lambda line: print(line, flush=True),
+    )
 
 
 if __name__ == "__main__":

@@ -70,8 +70,11 @@ class Fault(Strict):
     delay: float = Field(default=0.0, ge=0)
     times: int = Field(default=1, description="-1 repeats forever")
     after: int = Field(default=0, ge=0, description="let this many of the model's requests through first")
-    window_sec: float | None = Field(default=None, gt=0, description="only within this many seconds of the "
-                                     "model's first request (a time-bound storm); None: any time")
+    window_sec: float | None = Field(
+        default=None,
+        gt=0,
+        description="only within this many seconds of the model's first request (a time-bound storm); None: any time",
+    )
 
 
 class Branch(Strict):

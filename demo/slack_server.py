@@ -82,15 +82,30 @@ class FakeSlackServer(LocalHTTPServer):
     def answer(self, method: str, args: dict[str, Any]) -> dict:
         channel = args.get("channel") or args.get("channel_id")
         if method == "auth.test":
-            return {"ok": True, "url": self.url + "/", "team": "fake", "user": "envqa", "team_id": "T0FAKE",
-                    "user_id": "U0ENVQA", "bot_id": "B0ENVQA"}
+            return {
+                "ok": True,
+                "url": self.url + "/",
+                "team": "fake",
+                "user": "envqa",
+                "team_id": "T0FAKE",
+                "user_id": "U0ENVQA",
+                "bot_id": "B0ENVQA",
+            }
         if method in ("chat.postMessage", "chat.update"):
             if not channel:
                 return {"ok": False, "error": "channel_not_found"}
             ts = args.get("ts") if method == "chat.update" else self._next_ts()
-            return {"ok": True, "channel": channel, "ts": ts,
-                    "message": {"text": args.get("text"), "blocks": args.get("blocks"), "ts": ts,
-                                "thread_ts": args.get("thread_ts")}}
+            return {
+                "ok": True,
+                "channel": channel,
+                "ts": ts,
+                "message": {
+                    "text": args.get("text"),
+                    "blocks": args.get("blocks"),
+                    "ts": ts,
+                    "thread_ts": args.get("thread_ts"),
+                },
+            }
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": self._next_ts()}
         if method == "usergroups.users.list":
@@ -101,8 +116,11 @@ class FakeSlackServer(LocalHTTPServer):
         if method == "files.getUploadURLExternal":
             file_id = f"F{len(self.files) + 1:08d}"
             with self._lock:
-                self.files[file_id] = {"filename": args.get("filename"), "length": int(args.get("length") or 0),
-                                       "content": None}
+                self.files[file_id] = {
+                    "filename": args.get("filename"),
+                    "length": int(args.get("length") or 0),
+                    "content": None,
+                }
             return {"ok": True, "upload_url": f"{self.url}/_fake/upload/{file_id}", "file_id": file_id}
         if method == "files.completeUploadExternal":
             listed = json.loads(args.get("files") or "[]")
@@ -149,8 +167,15 @@ def _handler_for(server: FakeSlackServer):
             if path.startswith("/_fake/upload/"):
                 return self._upload(path.rsplit("/", 1)[-1], raw)
             if path.startswith("/_fake/response/"):
-                server._record({"t": time.time(), "method": "response_url", "status": 200,
-                                "id": path.rsplit("/", 1)[-1], "args": json.loads(raw or b"{}")})
+                server._record(
+                    {
+                        "t": time.time(),
+                        "method": "response_url",
+                        "status": 200,
+                        "id": path.rsplit("/", 1)[-1],
+                        "args": json.loads(raw or b"{}"),
+                    }
+                )
                 return self._send(200, {"ok": True}, raw_text="ok")
             if not path.startswith("/api/"):
                 return self._send(404, {"ok": False, "error": "no_route"})
@@ -196,8 +221,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--token", default=None, help="bot token to require (default: accept any)")
     args = parser.parse_args(argv)
     srv = FakeSlackServer(args.token, args.port)
-    srv.serve_until_interrupted(f"fake Slack listening on {srv.url}  ([slack] api_base_url = \"{srv.api_url}\")",
-                                lambda line: print(line, flush=True))
+    srv.serve_until_interrupted(
+        f'fake Slack listening on {srv.url}  ([slack] api_base_url = "{srv.api_url}")',
+        lambda line: print(line, flush=True),
+    )
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import structlog
 
-from envqa.graphs.loop_state import current_env, fresh
 from envqa.core.notify import notify
+from envqa.graphs.loop_state import current_env, fresh
 
 log = structlog.get_logger(__name__)
 
@@ -28,11 +28,37 @@ def adopt_node(deps, state) -> dict:
     versions = [v for v in state.get("versions", []) if v != new] + [new]
     log.info("adopt", run_id=run_id, version=new[:12], parent=proposal.parent_version[:12], iteration=iteration)
     deps.on_event("adopted", version=new, proposal=proposal)
-    notify(deps.config, "adopted", {"run_id": run_id, "env_name": env.name, "version": new,
-                                    "parent": proposal.parent_version, "proposal_id": proposal.proposal_id,
-                                    "approval": state.get("approval")}, store=deps.store, key=proposal.proposal_id)
-    return {"version": new, "env_version": new, "versions": versions, "iteration": iteration,
-            "findings": fresh(), "trials": fresh(), "incomplete": fresh(), "inconclusive": fresh(), "sweep": None,
-            "labels": None,
-            "coverage": None, "request": None, "decision": None, "proposal_id": None, "gate_passed": None,
-            "gate_feedback": None, "repairs": 0, "approval": None}
+    notify(
+        deps.config,
+        "adopted",
+        {
+            "run_id": run_id,
+            "env_name": env.name,
+            "version": new,
+            "parent": proposal.parent_version,
+            "proposal_id": proposal.proposal_id,
+            "approval": state.get("approval"),
+        },
+        store=deps.store,
+        key=proposal.proposal_id,
+    )
+    return {
+        "version": new,
+        "env_version": new,
+        "versions": versions,
+        "iteration": iteration,
+        "findings": fresh(),
+        "trials": fresh(),
+        "incomplete": fresh(),
+        "inconclusive": fresh(),
+        "sweep": None,
+        "labels": None,
+        "coverage": None,
+        "request": None,
+        "decision": None,
+        "proposal_id": None,
+        "gate_passed": None,
+        "gate_feedback": None,
+        "repairs": 0,
+        "approval": None,
+    }

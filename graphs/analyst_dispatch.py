@@ -19,10 +19,10 @@ import structlog
 from envqa.agents.analyst import AnalystJob, analyst_call_id
 from envqa.agents.providers import Spend, check_budget
 from envqa.core.environment import Environment
-from envqa.graphs.sweep import _spend
-from envqa.core.models import Finding, TrialLabel, TrialResult
-from envqa.probes.trial_labels import LabelContext, unlabeled
 from envqa.core.executor import LABEL_CALL, Call, absolute_config, results_of
+from envqa.core.models import Finding, TrialLabel, TrialResult
+from envqa.graphs.sweep import _spend
+from envqa.probes.trial_labels import LabelContext, unlabeled
 
 log = structlog.get_logger(__name__)
 
@@ -55,8 +55,9 @@ def budget_reached(config, store, trials: list[TrialResult]) -> list[str]:
     return check.reasons if check.exhausted else []
 
 
-def run_analyst_jobs(deps, run_id: str, env: Environment, trials: list[TrialResult],
-                     ctx: LabelContext) -> dict[str, TrialLabel]:
+def run_analyst_jobs(
+    deps, run_id: str, env: Environment, trials: list[TrialResult], ctx: LabelContext
+) -> dict[str, TrialLabel]:
     config, store = deps.config, deps.store
     model = config.analyst.model
     reached = budget_reached(config, store, ctx.trials)
@@ -67,23 +68,50 @@ def run_analyst_jobs(deps, run_id: str, env: Environment, trials: list[TrialResu
             out[t.trial_id] = store.save_label(run_id, unlabeled(t, reason, "budget"), t.env_version, t.model)
         return out
     cfg = absolute_config(config)
-    calls = [Call(call_id=analyst_call_id(t.trial_id, model), model=model, func=LABEL_CALL,
-                  args=AnalystJob(run_id=run_id, trial_id=t.trial_id, env_dir=str(Path(env.root).resolve()),
-                                  model=model, probe_evidence=probe_evidence(t, ctx.findings),
-                                  config=cfg).model_dump(mode="json")) for t in trials]
+    calls = [
+        Call(
+            call_id=analyst_call_id(t.trial_id, model),
+            model=model,
+            func=LABEL_CALL,
+            args=AnalystJob(
+                run_id=run_id,
+                trial_id=t.trial_id,
+                env_dir=str(Path(env.root).resolve()),
+                model=model,
+                probe_evidence=probe_evidence(t, ctx.findings),
+                config=cfg,
+            ).model_dump(mode="json"),
+        )
+        for t in trials
+    ]
     rows = deps.executor.run_calls(calls, deadline_sec=config.analyst.wait_sec)
     late = 0
     for t, call in zip(trials, calls):
         row, label = rows[call.call_id], store.label_for_trial(t.trial_id)
         if label is None and row["status"] == "failed":  # the analyst could not answer: never a guessed label
-            label = store.save_label(run_id, unlabeled(
-                t, f"the analyst model {model} failed ({row['error_class']}): {(row['error_message'] or '')[:300]}",
-                "analyst-failed"), t.env_version, t.model)
+            label = store.save_label(
+                run_id,
+                unlabeled(
+                    t,
+                    f"the analyst model {model} failed ({row['error_class']}): {(row['error_message'] or '')[:300]}",
+                    "analyst-failed",
+                ),
+                t.env_version,
+                t.model,
+            )
         elif label is None:
             late += 1
-            label = store.save_label(run_id, unlabeled(
-                t, f"the analyst job on {model}'s queue did not finish within {config.analyst.wait_sec:g}s "
-                   f"([analyst] wait_sec)", "analyst-failed"), t.env_version, t.model)
+            label = store.save_label(
+                run_id,
+                unlabeled(
+                    t,
+                    f"the analyst job on {model}'s queue did not finish within {config.analyst.wait_sec:g}s "
+                    f"([analyst] wait_sec)",
+                    "analyst-failed",
+                ),
+                t.env_version,
+                t.model,
+            )
         out[t.trial_id] = label
     log.info("analyst.done", model=model, trials=len(trials), late=late)
     return out

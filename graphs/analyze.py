@@ -15,15 +15,18 @@ from __future__ import annotations
 import structlog
 
 from envqa.core.environment import Environment, load_environment
+from envqa.core.models import Finding, TrialLabel, TrialResult
+from envqa.graphs.analyst_dispatch import run_analyst_jobs
 from envqa.graphs.label_rollup import rollup
 from envqa.graphs.loop_state import current_env, state_trials
-from envqa.core.models import Finding, TrialLabel, TrialResult
+from envqa.probes.cross_trial_qa import version_findings
 from envqa.probes.trial_labels import context_for, deterministic_label, unlabeled
-from envqa.graphs.analyst_dispatch import run_analyst_jobs
 
 log = structlog.get_logger(__name__)
-NO_MODEL = ("no analyst model configured ([analyst] model or --analyst-model): the rules prove nothing about "
-            "this trial, and only a model reading its trajectory could label it")
+NO_MODEL = (
+    "no analyst model configured ([analyst] model or --analyst-model): the rules prove nothing about "
+    "this trial, and only a model reading its trajectory could label it"
+)
 
 
 def env_of(deps, state) -> Environment:
@@ -41,8 +44,14 @@ def _findings(state) -> list[Finding]:
     return [Finding.model_validate(f) for f in state.get("findings", []) or []]
 
 
-def label_trials(deps, run_id: str, env: Environment, trials: list[TrialResult], findings: list[Finding],
-                 siblings: list[TrialResult] | None = None) -> dict[str, TrialLabel]:
+def label_trials(
+    deps,
+    run_id: str,
+    env: Environment,
+    trials: list[TrialResult],
+    findings: list[Finding],
+    siblings: list[TrialResult] | None = None,
+) -> dict[str, TrialLabel]:
     """Label `trials` (idempotent): deterministic first, then the analyst model, else `unlabeled`."""
     ctx = context_for(env, siblings if siblings is not None else trials, findings)
     out: dict[str, TrialLabel] = {}
@@ -78,10 +87,20 @@ def analyze_node(deps, state) -> dict:
     if not trials:
         return {"labels": rollup([], deps.config.analyst.min_agreeing)}
     env = env_of(deps, state)
-    label_trials(deps, state["run_id"], env, trials, _findings(state))
+    # Issue 33: the cross-trial rules (qa's own solver trials and imported ones alike) before the labels, so a
+    # pass they prove a shortcut is labelled as one; the analyst model gets what they leave open.
+    known = {f.rule for f in _findings(state)}
+    cross = [f for f in version_findings(env, trials) if f.rule not in known]
+    label_trials(deps, state["run_id"], env, trials, _findings(state) + cross)
     body = version_rollup(deps, state["run_id"], trials)
-    log.info("analyze.done", trials=len(trials), consistent=body["problem_labels"], noise=len(body["noise"]))
-    return {"labels": body}
+    log.info(
+        "analyze.done",
+        trials=len(trials),
+        consistent=body["problem_labels"],
+        noise=len(body["noise"]),
+        cross_trial=len(cross),
+    )
+    return {"labels": body, **({"findings": [f.public() for f in cross]} if cross else {})}
 
 
 def report_label(store, trial: TrialResult | dict) -> dict:
@@ -89,6 +108,12 @@ def report_label(store, trial: TrialResult | dict) -> dict:
     trial_id = trial["trial_id"] if isinstance(trial, dict) else trial.trial_id
     stored = store.label_for_trial(trial_id)
     if stored is None:
-        stored = TrialLabel(trial_id=trial_id, label="unlabeled", subtype="not-analyzed", confidence=0.0,
-                            explanation="the run ended before this trial was analyzed", source="none")
+        stored = TrialLabel(
+            trial_id=trial_id,
+            label="unlabeled",
+            subtype="not-analyzed",
+            confidence=0.0,
+            explanation="the run ended before this trial was analyzed",
+            source="none",
+        )
     return stored.public()

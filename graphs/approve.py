@@ -29,13 +29,19 @@ def approval_payload(deps, state) -> dict:
     and the sweep figures so far (every version's)."""
     proposal = deps.store.get_proposal(state["proposal_id"])
     return {
-        "run_id": state["run_id"], "env_name": state.get("env_name"), "version": state["version"],
-        "iteration": state.get("iteration", 0), "request": state.get("request"),
-        "proposal": proposal.model_dump(mode="json"), "diff": proposal.diff,
+        "run_id": state["run_id"],
+        "env_name": state.get("env_name"),
+        "version": state["version"],
+        "iteration": state.get("iteration", 0),
+        "request": state.get("request"),
+        "proposal": proposal.model_dump(mode="json"),
+        "diff": proposal.diff,
         "gate": proposal.gate.model_dump(mode="json") if proposal.gate else None,
-        "addresses": proposal.addresses, "expected_effect": proposal.expected_effect,
+        "addresses": proposal.addresses,
+        "expected_effect": proposal.expected_effect,
         "spec_check": proposal.spec_check.model_dump(mode="json") if proposal.spec_check else None,
-        "sweep": state.get("sweep"), "band": (state.get("decision") or {}).get("band"),
+        "sweep": state.get("sweep"),
+        "band": (state.get("decision") or {}).get("band"),
         "history": state.get("history", []),
     }
 
@@ -50,8 +56,9 @@ def approve_node(deps, state) -> dict:
         answer = {"action": "approve", "approver": "auto", "reason": "--approval auto"}
     else:
         answer = interrupt(approval_payload(deps, state))  # raises the first time; the resume value after
-    decision, _ = deps.store.record_approval(run_id, pid, answer["action"], answer.get("approver") or "unknown",
-                                             answer.get("reason"), answer.get("patch"))
+    decision, _ = deps.store.record_approval(
+        run_id, pid, answer["action"], answer.get("approver") or "unknown", answer.get("reason"), answer.get("patch")
+    )
     proposal = deps.store.get_proposal(pid)
     action = decision["action"]
     log.info("approve", run_id=run_id, proposal_id=pid, action=action, approver=decision["approver"])
@@ -60,17 +67,33 @@ def approve_node(deps, state) -> dict:
         return {"approval": decision}
     if action == "reject":
         deps.store.save_proposal(proposal.model_copy(update={"status": "rejected"}))
-        return {"approval": decision, "stop_reason": f"rejected by {decision['approver']}: {decision['reason'] or ''}"
-                .rstrip(": ")}
+        return {
+            "approval": decision,
+            "stop_reason": f"rejected by {decision['approver']}: {decision['reason'] or ''}".rstrip(": "),
+        }
     # edit: the human's patch replaces the proposal's (on the same parent) and is gated again
-    info = versions_of(deps).apply_patch(proposal.parent_version, decision["patch"], author=f"human:{decision['approver']}",
-                                         reason=decision["reason"] or f"edit of {pid}", run_id=run_id)
-    edited = proposal.model_copy(update={
-        "proposal_id": f"{pid}-edit", "candidate_version": info.version, "diff": info.patch or decision["patch"],
-        "author": f"human:{decision['approver']}", "attempt": proposal.attempt + 1, "status": "proposed",
-        "gate": None, "rationale": f"human edit of {pid}" + (f": {decision['reason']}" if decision["reason"] else ""),
-        "spec_check": check_revision(versions_of(deps).path(proposal.parent_version),
-                                     versions_of(deps).path(info.version))})  # the human's own patch, checked anew
+    info = versions_of(deps).apply_patch(
+        proposal.parent_version,
+        decision["patch"],
+        author=f"human:{decision['approver']}",
+        reason=decision["reason"] or f"edit of {pid}",
+        run_id=run_id,
+    )
+    edited = proposal.model_copy(
+        update={
+            "proposal_id": f"{pid}-edit",
+            "candidate_version": info.version,
+            "diff": info.patch or decision["patch"],
+            "author": f"human:{decision['approver']}",
+            "attempt": proposal.attempt + 1,
+            "status": "proposed",
+            "gate": None,
+            "rationale": f"human edit of {pid}" + (f": {decision['reason']}" if decision["reason"] else ""),
+            "spec_check": check_revision(
+                versions_of(deps).path(proposal.parent_version), versions_of(deps).path(info.version)
+            ),
+        }
+    )  # the human's own patch, checked anew
     deps.store.save_proposal(edited)
     deps.store.save_proposal(proposal.model_copy(update={"status": "dropped"}))
     return {"approval": decision, "proposal_id": edited.proposal_id, "gate_passed": None, "gate_feedback": None}
@@ -86,4 +109,4 @@ def _contradicts_spec(deps, proposal_id: str) -> bool:
 
 def route_after_approve(state) -> str:
     action = (state.get("approval") or {}).get("action")
-    return {"approve": "adopt", "edit": "gate"}.get(action, "report")
+    return {"approve": "adopt", "edit": "gate"}.get(action or "", "report")

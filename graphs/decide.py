@@ -16,10 +16,10 @@ from typing import Literal
 import structlog
 from pydantic import BaseModel
 
-from envqa.graphs.spend import run_budget
 from envqa.core.models import Finding, Outcome, Severity, utcnow
 from envqa.core.registry import FAILURE_MEANS_BROKEN  # ambiguity, brittleness (the label registry)
 from envqa.core.stats import band_of_interval, band_of_point
+from envqa.graphs.spend import run_budget
 
 log = structlog.get_logger(__name__)
 
@@ -40,12 +40,29 @@ def band_measure(sweep: dict | None) -> dict:
     o = sweep["overall"]
     call = band_of_point(o["pass_at_1"], band).value
     return {
-        "measured": True, "band": list(band), "call": call, "in_band": call == "inside",
-        "pooled": {"n": o["n"], "passes": o["passes"], "pass_at_1": o["pass_at_1"], "ci_low": o["ci_low"],
-                   "ci_high": o["ci_high"], "interval_call": band_of_interval(o["ci_low"], o["ci_high"], band).value},
-        "models": {m: {"n": s["n"], "passes": s["passes"], "pass_at_1": s["pass_at_1"], "ci_low": s["ci_low"],
-                       "ci_high": s["ci_high"], "call": band_of_point(s["pass_at_1"], band).value if s["n"] else
-                       "unmeasured"} for m, s in sweep.get("models", {}).items()},
+        "measured": True,
+        "band": list(band),
+        "call": call,
+        "in_band": call == "inside",
+        "pooled": {
+            "n": o["n"],
+            "passes": o["passes"],
+            "pass_at_1": o["pass_at_1"],
+            "ci_low": o["ci_low"],
+            "ci_high": o["ci_high"],
+            "interval_call": band_of_interval(o["ci_low"], o["ci_high"], band).value,
+        },
+        "models": {
+            m: {
+                "n": s["n"],
+                "passes": s["passes"],
+                "pass_at_1": s["pass_at_1"],
+                "ci_low": s["ci_low"],
+                "ci_high": s["ci_high"],
+                "call": band_of_point(s["pass_at_1"], band).value if s["n"] else "unmeasured",
+            }
+            for m, s in sweep.get("models", {}).items()
+        },
     }
 
 
@@ -55,8 +72,11 @@ def open_findings(findings: list[dict]) -> list[Finding]:
 
 def failure_labels(deps, state) -> dict[str, int]:
     """Labels of the current version's failed solver trials (from the analyst's per-trial labels)."""
-    failed = {t["trial_id"] for t in state.get("trials", [])
-              if t.get("agent") == "solver" and t.get("outcome") == Outcome.FAIL.value}
+    failed = {
+        t["trial_id"]
+        for t in state.get("trials", [])
+        if t.get("agent") == "solver" and t.get("outcome") == Outcome.FAIL.value
+    }
     if not failed:
         return {}
     try:
@@ -71,8 +91,9 @@ def failure_labels(deps, state) -> dict[str, int]:
     return counts
 
 
-def revision_request(findings: list[Finding], band: dict, failures: dict[str, int],
-                     rollup: dict | None = None) -> Request | None:
+def revision_request(
+    findings: list[Finding], band: dict, failures: dict[str, int], rollup: dict | None = None
+) -> Request | None:
     """What to ask the reviser for; None when the version needs nothing.
 
     `rollup` is the version's label roll-up (graphs/label_rollup.py). With one, a problem label counts only
@@ -84,8 +105,11 @@ def revision_request(findings: list[Finding], band: dict, failures: dict[str, in
     consistent = {e["label"]: e for e in (rollup or {}).get("consistent", [])}
     if not band["measured"] or band["in_band"]:
         if consistent:  # in band (or unmeasured), but the traces agree the task has a problem
-            return Request(kind="fix_labels", detail="the trace labels agree: " + "; ".join(
-                f"{label} ({e['why']})" for label, e in sorted(consistent.items())))
+            return Request(
+                kind="fix_labels",
+                detail="the trace labels agree: "
+                + "; ".join(f"{label} ({e['why']})" for label, e in sorted(consistent.items())),
+            )
         return None
     p = band["pooled"]
     rate = f"pooled pass@1 {p['passes']}/{p['n']} = {p['pass_at_1']:.2f} (95% CI {p['ci_low']:.2f}-{p['ci_high']:.2f})"
@@ -98,10 +122,15 @@ def revision_request(findings: list[Finding], band: dict, failures: dict[str, in
         broken_labels = sorted(set(consistent) & set(FAILURE_MEANS_BROKEN))
         noise = sorted(e["label"] for e in rollup.get("noise", []) if e["label"] in FAILURE_MEANS_BROKEN)
         if p["passes"] == 0 and broken_labels:
-            return Request(kind="broken", detail=f"every model failed, and the traces agree on "
-                           f"{', '.join(broken_labels)} ({mix}): {rate}")
-        return Request(kind="too_hard", detail=f"below the band: {rate}; failures: {mix or 'unlabeled'}"
-                       + (f"; {', '.join(noise)} only as noise (trials or models disagree)" if noise else ""))
+            return Request(
+                kind="broken",
+                detail=f"every model failed, and the traces agree on {', '.join(broken_labels)} ({mix}): {rate}",
+            )
+        return Request(
+            kind="too_hard",
+            detail=f"below the band: {rate}; failures: {mix or 'unlabeled'}"
+            + (f"; {', '.join(noise)} only as noise (trials or models disagree)" if noise else ""),
+        )
     broken = sum(n for label, n in failures.items() if label in FAILURE_MEANS_BROKEN)
     if p["passes"] == 0 and failures and broken * 2 > sum(failures.values()):
         return Request(kind="broken", detail=f"every model failed, mostly for ambiguity/brittleness ({mix}): {rate}")
@@ -127,9 +156,14 @@ def cap_reached(deps, state) -> str | None:
 def version_summary(deps, state, band: dict, findings: list[Finding]) -> dict:
     run_id, version = state["run_id"], state["version"]
     trials = [t for t in deps.store.trials_for_run(run_id) if t.env_version == version]
-    return {"version": version, "iteration": state.get("iteration", 0), "band": band,
-            "open_findings": sorted({f.rule for f in findings}),
-            "trials": len(trials), "passes": sum(t.outcome == Outcome.PASS for t in trials if t.agent == "solver")}
+    return {
+        "version": version,
+        "iteration": state.get("iteration", 0),
+        "band": band,
+        "open_findings": sorted({f.rule for f in findings}),
+        "trials": len(trials),
+        "passes": sum(t.outcome == Outcome.PASS for t in trials if t.agent == "solver"),
+    }
 
 
 def decide_node(deps, state) -> dict:
@@ -137,9 +171,12 @@ def decide_node(deps, state) -> dict:
     band = band_measure(state.get("sweep"))
     failures = failure_labels(deps, state)
     summary = version_summary(deps, state, band, findings)
-    deps.store.save_version_findings(state["run_id"], state["version"], state.get("findings", []),
-                                     {**summary, "sweep": state.get("sweep"), "labels": state.get("labels"),
-                                      "failure_labels": failures})
+    deps.store.save_version_findings(
+        state["run_id"],
+        state["version"],
+        state.get("findings", []),
+        {**summary, "sweep": state.get("sweep"), "labels": state.get("labels"), "failure_labels": failures},
+    )
     request = revision_request(findings, band, failures, state.get("labels"))
     stop = None
     if state.get("incomplete"):
@@ -148,17 +185,38 @@ def decide_node(deps, state) -> dict:
         stop = "in_band_and_clean" if band["measured"] else "clean: no solver models, so no band to measure"
     else:
         stop = cap_reached(deps, state)
-    decision = {"stop": stop is not None, "request": request.model_dump() if request else None, "band": band,
-                "open_findings": summary["open_findings"], "failure_labels": failures}
-    deps.store.set_loop(state["run_id"], iteration=state.get("iteration", 0), version=state["version"],
-                        band_call=band["call"], stop_reason=stop)
-    log.info("decide", run_id=state["run_id"], version=state["version"][:12], stop=stop,
-             request=request.kind if request else None)
+    decision = {
+        "stop": stop is not None,
+        "request": request.model_dump() if request else None,
+        "band": band,
+        "open_findings": summary["open_findings"],
+        "failure_labels": failures,
+    }
+    deps.store.set_loop(
+        state["run_id"],
+        iteration=state.get("iteration", 0),
+        version=state["version"],
+        band_call=band["call"],
+        stop_reason=stop,
+    )
+    log.info(
+        "decide",
+        run_id=state["run_id"],
+        version=state["version"][:12],
+        stop=stop,
+        request=request.kind if request else None,
+    )
     history = [h for h in state.get("history", []) if h["version"] != state["version"]] + [summary]
-    return {"decision": decision, "request": decision["request"], "stop_reason": stop, "history": history,
-            "gate_feedback": None, "repairs": 0, "proposal_id": None}
+    return {
+        "decision": decision,
+        "request": decision["request"],
+        "stop_reason": stop,
+        "history": history,
+        "gate_feedback": None,
+        "repairs": 0,
+        "proposal_id": None,
+    }
 
 
 def route_after_decide(state) -> str:
     return "report" if state["decision"]["stop"] else "revise"
-

@@ -22,16 +22,15 @@ from pathlib import Path
 import structlog
 from pydantic import BaseModel, Field
 
+from envqa.agents.generator import GeneratedTask, ask_generator, build_prompt, embed_spec, read_spec, write_file_set
 from envqa.agents.providers.structured import is_invalid_answer
-from envqa.agents.generator import GeneratedTask, ask_generator, build_prompt, embed_spec, read_spec, \
-    write_file_set
 from envqa.core.environment import load_environment
 from envqa.core.errors import EnvQAError, InfraError, PatchError
+from envqa.core.layout import RunLayout
 from envqa.core.models import Outcome, TrialResult, TrialSpec
+from envqa.core.sandbox import ImageBuildError
 from envqa.probes.lint import lint_structure
 from envqa.probes.static import static_findings
-from envqa.core.sandbox import ImageBuildError
-from envqa.core.layout import RunLayout
 
 log = structlog.get_logger(__name__)
 TAIL = 3000
@@ -41,8 +40,9 @@ LEVELS = ["refused", "generated", "built", "oracle passes", "nop fails", "accept
 
 class Attempt(BaseModel):
     attempt: int
-    stage: str = Field(description="the step that failed (invalid-answer, refused, load, build, oracle, nop, lint) "
-                                   "or 'passed'")
+    stage: str = Field(
+        description="the step that failed (invalid-answer, refused, load, build, oracle, nop, lint) or 'passed'"
+    )
     reached: str = Field(description="the furthest level passed, one of LEVELS")
     detail: str = ""
     files: list[str] = Field(default_factory=list)
@@ -71,8 +71,10 @@ def _tail(text: str, n: int = TAIL) -> str:
 
 def _trial_output(r: TrialResult) -> str:
     """What a failing trial shows: its error, the verifier's stdout and the agent's logs (tails)."""
-    parts = [f"{r.agent} trial: outcome {r.outcome.value}, reward {r.reward}"
-             + (f", {r.error_class}: {r.error_message}" if r.error_class else "")]
+    parts = [
+        f"{r.agent} trial: outcome {r.outcome.value}, reward {r.reward}"
+        + (f", {r.error_class}: {r.error_message}" if r.error_class else "")
+    ]
     root = Path(r.artifacts_dir) if r.artifacts_dir else None
     for sub in ("verifier", "agent"):
         for p in sorted((root / sub).glob("*.txt")) if root and (root / sub).is_dir() else []:
@@ -94,37 +96,67 @@ def check_task(deps, task_dir: Path, run_id: str, oracle_runs: int) -> Attempt:
         deps.store.record_build(tag, env.version)
 
     def trials(agent: str, indices) -> list[TrialResult]:
-        specs = [TrialSpec(run_id=run_id, env_version=env.version, agent=agent, index=i, purpose="generate")
-                 for i in indices]
+        specs = [
+            TrialSpec(run_id=run_id, env_version=env.version, agent=agent, index=i, purpose="generate") for i in indices
+        ]
         return deps.executor.run(env, specs)
 
     smoke = trials("oracle", [0]) + trials("nop", [0])
     ids = [r.trial_id for r in smoke]
     oracle, nop = smoke
     if oracle.outcome != Outcome.PASS:
-        return Attempt(attempt=0, stage="oracle", reached="built", trial_ids=ids,
-                       detail="solution/solve.sh did not earn reward 1:\n" + _trial_output(oracle))
+        return Attempt(
+            attempt=0,
+            stage="oracle",
+            reached="built",
+            trial_ids=ids,
+            detail="solution/solve.sh did not earn reward 1:\n" + _trial_output(oracle),
+        )
     if nop.outcome == Outcome.PASS:
-        return Attempt(attempt=0, stage="nop", reached="oracle passes", trial_ids=ids,
-                       detail="an empty attempt (the agent does nothing) earned reward 1: the tests accept a task "
-                              "that was not done. Make tests/test.sh check the result and write 0 otherwise.")
+        return Attempt(
+            attempt=0,
+            stage="nop",
+            reached="oracle passes",
+            trial_ids=ids,
+            detail="an empty attempt (the agent does nothing) earned reward 1: the tests accept a task "
+            "that was not done. Make tests/test.sh check the result and write 0 otherwise.",
+        )
     if nop.outcome == Outcome.INFRA:
-        return Attempt(attempt=0, stage="nop", reached="oracle passes", trial_ids=ids,
-                       detail="the empty attempt did not get a reward (the verifier must write one on every "
-                              "path):\n" + _trial_output(nop))
+        return Attempt(
+            attempt=0,
+            stage="nop",
+            reached="oracle passes",
+            trial_ids=ids,
+            detail="the empty attempt did not get a reward (the verifier must write one on every "
+            "path):\n" + _trial_output(nop),
+        )
     more = trials("oracle", range(1, oracle_runs))
     ids += [r.trial_id for r in more]
     failed = [r for r in more if r.outcome != Outcome.PASS]
     if failed:
-        return Attempt(attempt=0, stage="oracle", reached="nop fails", trial_ids=ids,
-                       detail=f"the oracle failed {len(failed)} of {oracle_runs} runs (it must pass every run):\n"
-                              + _trial_output(failed[0]))
+        return Attempt(
+            attempt=0,
+            stage="oracle",
+            reached="nop fails",
+            trial_ids=ids,
+            detail=f"the oracle failed {len(failed)} of {oracle_runs} runs (it must pass every run):\n"
+            + _trial_output(failed[0]),
+        )
     s = deps.config.probes
-    serious = [f for f in lint_structure(env) + static_findings(env, s.lint_root_agent, s.lint_unpinned_base)
-               if f.severity != "info"]
+    serious = [
+        f
+        for f in lint_structure(env) + static_findings(env, s.lint_root_agent, s.lint_unpinned_base)
+        if f.severity != "info"
+    ]
     if serious:
-        return Attempt(attempt=0, stage="lint", reached="nop fails", trial_ids=ids, detail="lint findings:\n" + "\n".join(
-            f"- {f.rule} ({f.severity}, {f.location or '-'}): {f.message}" for f in serious))
+        return Attempt(
+            attempt=0,
+            stage="lint",
+            reached="nop fails",
+            trial_ids=ids,
+            detail="lint findings:\n"
+            + "\n".join(f"- {f.rule} ({f.severity}, {f.location or '-'}): {f.message}" for f in serious),
+        )
     return Attempt(attempt=0, stage="passed", reached="accepted", trial_ids=ids)
 
 
@@ -144,14 +176,27 @@ def generate_task(deps, spec_dir: Path, dest: Path, *, key: str | None = None, v
             except InfraError as e:  # no valid file set after the repair prompts: nothing is written
                 if not is_invalid_answer(e):
                     raise
-                result.attempts.append(Attempt(attempt=attempt, stage="invalid-answer", reached="refused",
-                                               detail=f"the model gave no valid answer: {str(e)[:1000]}"))
+                result.attempts.append(
+                    Attempt(
+                        attempt=attempt,
+                        stage="invalid-answer",
+                        reached="refused",
+                        detail=f"the model gave no valid answer: {str(e)[:1000]}",
+                    )
+                )
                 log.info("generator.attempt", key=key, attempt=attempt, stage="invalid-answer", reached="refused")
                 return result  # the same call again would ask the same question: the attempt's reason ends it
-            checked = _try(deps, answer, staging / f"attempt-{attempt}", spec.text, key,
-                           cfg.oracle_runs_for("generate"))
-            checked = checked.model_copy(update={"attempt": attempt, "files": [f.path for f in answer.files],
-                                                 "notes": answer.notes, "spend": spend})
+            checked = _try(
+                deps, answer, staging / f"attempt-{attempt}", spec.text, key, cfg.oracle_runs_for("generate")
+            )
+            checked = checked.model_copy(
+                update={
+                    "attempt": attempt,
+                    "files": [f.path for f in answer.files],
+                    "notes": answer.notes,
+                    "spend": spend,
+                }
+            )
             result.attempts.append(checked)
             log.info("generator.attempt", key=key, attempt=attempt, stage=checked.stage, reached=checked.reached)
             if checked.stage == "passed":
@@ -193,8 +238,15 @@ def generate_node(deps, state) -> dict:
         return {"env_dir": str(dest), "spec_dir": state["env_dir"], "generation": summary}
     last = gen.attempts[-1] if gen.attempts else None
     stop = f"generation_failed: {len(gen.attempts)} attempt(s), last failed at {last.stage if last else '-'}"
-    body = {"run_id": run_id, "verdict": "findings", "stop_reason": stop, "generation": summary,
-            "environment": {"dir": state["env_dir"], "name": None, "version": None}, "findings": [], "trials": []}
+    body = {
+        "run_id": run_id,
+        "verdict": "findings",
+        "stop_reason": stop,
+        "generation": summary,
+        "environment": {"dir": state["env_dir"], "name": None, "version": None},
+        "findings": [],
+        "trials": [],
+    }
     deps.store.finish_run(run_id, "findings", body, [])
     RunLayout(deps.config.runs_dir, run_id).write_report(deps.store.run_report(run_id))  # export of the store's copy
     return {"generation": summary, "stop_reason": stop, "verdict": "findings"}

@@ -54,10 +54,22 @@ class Batch(BaseModel):
         return rows
 
     def public(self) -> dict:
-        return {"spec_dir": self.spec_dir, "count": self.count, "looped": self.looped,
-                "yield": self.yield_table(), "variants": [
-                    {**v.generation.model_dump(mode="json"), "reached": v.generation.reached, "run_id": v.run_id,
-                     "verdict": v.verdict, "in_band": v.in_band} for v in self.variants]}
+        return {
+            "spec_dir": self.spec_dir,
+            "count": self.count,
+            "looped": self.looped,
+            "yield": self.yield_table(),
+            "variants": [
+                {
+                    **v.generation.model_dump(mode="json"),
+                    "reached": v.generation.reached,
+                    "run_id": v.run_id,
+                    "verdict": v.verdict,
+                    "in_band": v.in_band,
+                }
+                for v in self.variants
+            ],
+        }
 
 
 def generate_batch(deps, spec_dir: Path, out: Path, count: int) -> Batch:

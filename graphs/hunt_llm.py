@@ -2,9 +2,10 @@
 
 `[hunter] trials` hunter trials per version run on `[hunter] model`'s queue through the executor (so
 parking, limits and budget apply as for the sweep). Every pass is replayed from its own commands under
-strace (no model; each replay is a job through the executor, envqa.probes.replay_units) and labelled: a shortcut the trace proves is a deterministic label; otherwise the
-analyst model judges it (graphs/analyze.label_trials). A pass labelled `shortcut` becomes an `llm-exploit`
-finding with the transcript as evidence and is stored as a regression exploit of the environment.
+strace (no model; each replay is a job through the executor, envqa.probes.replay_units) and labelled: a shortcut the
+trace proves is a deterministic label; otherwise the analyst model judges it (graphs/analyze.label_trials). A pass
+labelled `shortcut` becomes an `llm-exploit` finding with the transcript as evidence and is stored as a regression
+exploit of the environment.
 
 Exploits stored by earlier versions or runs of the same environment are replayed on the current version
 first: one that still earns reward is an `llm-exploit` finding again (the hole was not closed).
@@ -18,14 +19,14 @@ from envqa.agents.trace_view import load_trajectory
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Outcome, Severity, TrialLabel, TrialResult, TrialSpec
 from envqa.core.registry import get_rule
+from envqa.graphs.analyst_dispatch import budget_reached
+from envqa.graphs.analyze import label_trials, version_rollup
 from envqa.probes.base import ProbeContext
+from envqa.probes.dispatch import dispatch_replays
 from envqa.probes.regression_exploits import RegressionExploit, exploits_for_env, save_exploit, transcript_of
 from envqa.probes.replay_units import EXPLOIT_REPLAY, SOLVER_REPLAY, exploit_replay_args, solver_replay_args
 from envqa.probes.solver_passes import solver_commands
 from envqa.probes.trial_labels import context_for, strace_shortcut
-from envqa.probes.dispatch import dispatch_replays
-from envqa.graphs.analyze import label_trials, version_rollup
-from envqa.graphs.analyst_dispatch import budget_reached
 
 log = structlog.get_logger(__name__)
 RULE = "llm-exploit"
@@ -33,8 +34,16 @@ FIX = get_rule(RULE).remedy  # the rule registry's remedy for llm-exploit
 
 
 def _finding(message: str, evidence: list[str], trial_ids: list[str]) -> Finding:
-    return Finding(rule=RULE, label=Label.SHORTCUT, severity=Severity.CRITICAL, message=message, evidence=evidence,
-                   location="tests/test.sh", fix=FIX, trial_ids=trial_ids)
+    return Finding(
+        rule=RULE,
+        label=Label.SHORTCUT,
+        severity=Severity.CRITICAL,
+        message=message,
+        evidence=evidence,
+        location="tests/test.sh",
+        fix=FIX,
+        trial_ids=trial_ids,
+    )
 
 
 def _replays(deps, ctx: ProbeContext, units: list[tuple[str, dict]]) -> list[TrialResult | None]:
@@ -52,17 +61,25 @@ def _replays(deps, ctx: ProbeContext, units: list[tuple[str, dict]]) -> list[Tri
 def replay_stored(deps, ctx: ProbeContext, env: Environment) -> list[Finding]:
     """Stored exploits of this environment (other versions, earlier runs), replayed here; the ones that still
     earn reward. One this very hunt found on this version is not replayed again."""
-    stored = [ex for ex in exploits_for_env(deps.store, env.name)
-              if not (ex.found_in_version == env.version and ex.found_in_run == ctx.run_id)]
-    trials = _replays(deps, ctx, [(EXPLOIT_REPLAY, exploit_replay_args(ex, "hunt-exploit-regression"))
-                                  for ex in stored])
+    stored = [
+        ex
+        for ex in exploits_for_env(deps.store, env.name)
+        if not (ex.found_in_version == env.version and ex.found_in_run == ctx.run_id)
+    ]
+    trials = _replays(
+        deps, ctx, [(EXPLOIT_REPLAY, exploit_replay_args(ex, "hunt-exploit-regression")) for ex in stored]
+    )
     findings = []
     for ex, trial in zip(stored, trials):
         if trial is not None and trial.outcome == Outcome.PASS:
-            findings.append(_finding(
-                f"a stored LLM exploit ({ex.exploit_id}, found by {ex.model} in version {ex.found_in_version[:12]}) "
-                f"still earns reward on this version", [f"replay trial {trial.trial_id} earned reward "
-                f"{trial.reward:g}", f"transcript:\n{ex.transcript}"], [trial.trial_id]))
+            findings.append(
+                _finding(
+                    f"a stored LLM exploit ({ex.exploit_id}, found by {ex.model} in version {ex.found_in_version[:12]}) "
+                    f"still earns reward on this version",
+                    [f"replay trial {trial.trial_id} earned reward {trial.reward:g}", f"transcript:\n{ex.transcript}"],
+                    [trial.trial_id],
+                )
+            )
     return findings
 
 
@@ -81,14 +98,32 @@ def run_hunter(deps, state, ctx: ProbeContext, env: Environment) -> tuple[list[F
     if reached:
         ctx.skip("llm_hunter", "budget reached, no hunter trial started: " + "; ".join(reached))
         return findings, []
-    specs = [TrialSpec(run_id=state["run_id"], env_version=env.version, agent="hunter", model=settings.model,
-                       index=i, purpose="hunt-llm") for i in range(settings.trials)]
+    specs = [
+        TrialSpec(
+            run_id=state["run_id"],
+            env_version=env.version,
+            agent="hunter",
+            model=settings.model,
+            index=i,
+            purpose="hunt-llm",
+        )
+        for i in range(settings.trials)
+    ]
     results = deps.executor.run(env, specs)
     label_ctx = context_for(env, list(ctx.validation) + results, [])
-    passes = [(i, r, commands) for i, r in enumerate(results)
-              if (commands := solver_commands(r) if r.outcome == Outcome.PASS else [])]
-    trials = _replays(deps, ctx, [(SOLVER_REPLAY, solver_replay_args(commands, r.trial_id, "hunt-llm-replay", i,
-                                                                     trace=True)) for i, r, commands in passes])
+    passes = [
+        (i, r, commands)
+        for i, r in enumerate(results)
+        if (commands := solver_commands(r) if r.outcome == Outcome.PASS else [])
+    ]
+    trials = _replays(
+        deps,
+        ctx,
+        [
+            (SOLVER_REPLAY, solver_replay_args(commands, r.trial_id, "hunt-llm-replay", i, trace=True))
+            for i, r, commands in passes
+        ],
+    )
     replays: list[TrialResult] = []
     for (_i, r, _commands), trial in zip(passes, trials):
         if trial is None:
@@ -96,15 +131,24 @@ def run_hunter(deps, state, ctx: ProbeContext, env: Environment) -> tuple[list[F
         replays.append(trial)
         proven = strace_shortcut(trial, label_ctx) if trial.outcome == Outcome.PASS else None
         if proven is not None:
-            proven = proven.model_copy(update={"trial_id": r.trial_id, "explanation": (
-                f"replayed without the model as {trial.trial_id}: {proven.explanation}")})
+            proven = proven.model_copy(
+                update={
+                    "trial_id": r.trial_id,
+                    "explanation": (f"replayed without the model as {trial.trial_id}: {proven.explanation}"),
+                }
+            )
             deps.store.save_label(state["run_id"], proven, r.env_version, r.model)
     invalid = [r for r in results if _never_acted(r)]
-    note = (f"; {len(invalid)} of them got no valid action from the model at any step (no tool call or bash "
+    note = (
+        (
+            f"; {len(invalid)} of them got no valid action from the model at any step (no tool call or bash "
             "block, or arguments that are not JSON): the hunter's answer was invalid and the hunt went on "
-            "without it") if invalid else ""
-    ctx.ran("llm_hunter", f"{len(results)} hunter trial(s) on {settings.model}, {len(replays)} pass(es) "
-                          f"replayed{note}")
+            "without it"
+        )
+        if invalid
+        else ""
+    )
+    ctx.ran("llm_hunter", f"{len(results)} hunter trial(s) on {settings.model}, {len(replays)} pass(es) replayed{note}")
     return findings, [*results, *replays]
 
 
@@ -118,14 +162,14 @@ def _never_acted(trial: TrialResult) -> bool:
         results = step.observation.results if step.observation else []
         if not step.tool_calls:
             return True
-        return bool(results) and all("not a JSON object" in r.content or "not valid JSON" in r.content
-                                     for r in results)
+        return bool(results) and all("not a JSON object" in r.content or "not valid JSON" in r.content for r in results)
 
     return bool(steps) and all(invalid(s) for s in steps)
 
 
-def exploit_findings(deps, state, env: Environment, hunter_trials: list[TrialResult],
-                     labels: dict[str, TrialLabel]) -> list[Finding]:
+def exploit_findings(
+    deps, state, env: Environment, hunter_trials: list[TrialResult], labels: dict[str, TrialLabel]
+) -> list[Finding]:
     """Hunter passes labelled shortcut: `llm-exploit` findings, stored as regression exploits."""
     findings = []
     for r in hunter_trials:
@@ -135,19 +179,35 @@ def exploit_findings(deps, state, env: Environment, hunter_trials: list[TrialRes
         trajectory = load_trajectory(r.artifacts_dir)
         transcript = transcript_of(trajectory)
         ex: RegressionExploit = save_exploit(
-            deps.store, env_name=env.name, run_id=state["run_id"], version=env.version, source_trial_id=r.trial_id,
-            model=r.model, subtype=label.subtype, commands=solver_commands(r), transcript=transcript)
-        evidence = [f"hunter trial {r.trial_id} ({r.model}) earned reward {r.reward:g}: {label.subtype}: "
-                    f"{label.explanation}", *[c.quote if c.step_id is None else f"[step {c.step_id}] {c.quote}"
-                                               for c in label.evidence], f"transcript:\n{transcript}",
-                    f"stored as regression exploit {ex.exploit_id}"]
-        findings.append(_finding(f"the LLM shortcut hunter earned reward without doing the task ({label.subtype})",
-                                 evidence, [r.trial_id]))
+            deps.store,
+            env_name=env.name,
+            run_id=state["run_id"],
+            version=env.version,
+            source_trial_id=r.trial_id,
+            model=r.model,
+            subtype=label.subtype,
+            commands=solver_commands(r),
+            transcript=transcript,
+        )
+        evidence = [
+            f"hunter trial {r.trial_id} ({r.model}) earned reward {r.reward:g}: {label.subtype}: {label.explanation}",
+            *[c.quote if c.step_id is None else f"[step {c.step_id}] {c.quote}" for c in label.evidence],
+            f"transcript:\n{transcript}",
+            f"stored as regression exploit {ex.exploit_id}",
+        ]
+        findings.append(
+            _finding(
+                f"the LLM shortcut hunter earned reward without doing the task ({label.subtype})",
+                evidence,
+                [r.trial_id],
+            )
+        )
     return findings
 
 
-def hunt_llm_and_label(deps, state, ctx: ProbeContext, env: Environment,
-                       findings: list[Finding]) -> tuple[list[Finding], list[TrialResult], dict]:
+def hunt_llm_and_label(
+    deps, state, ctx: ProbeContext, env: Environment, findings: list[Finding]
+) -> tuple[list[Finding], list[TrialResult], dict]:
     """Called by the hunt node after the probes: the hunter, then a label for every trial of the version
     (the probes' and the hunter's are new; sweep passes may now be proven shortcuts by their replays).
     Returns (new findings, the hunter's trials run through the executor, the version's label roll-up)."""

@@ -34,10 +34,14 @@ def rollup(pairs: list[tuple[TrialResult, TrialLabel]], min_agreeing: int) -> di
             continue
         hit_models = sorted({t.model or "?" for t, _ in hits})
         proven = [t.trial_id for t, lb in hits if lb.source == "deterministic"]
-        entry = {"label": label, "trials": len(hits), "models": hit_models,
-                 "subtypes": dict(Counter(lb.subtype for _, lb in hits if lb.subtype).most_common()),
-                 "trial_ids": [t.trial_id for t, _ in hits],
-                 "explanations": [lb.explanation[:300] for _, lb in hits[:5]]}
+        entry = {
+            "label": label,
+            "trials": len(hits),
+            "models": hit_models,
+            "subtypes": dict(Counter(lb.subtype for _, lb in hits if lb.subtype).most_common()),
+            "trial_ids": [t.trial_id for t, _ in hits],
+            "explanations": [lb.explanation[:300] for _, lb in hits[:5]],
+        }
         if proven:
             entry["why"] = f"proven by rules or strace on {len(proven)} trial(s)"
         elif len(models) >= 2 and len(hits) >= min_agreeing and len(hit_models) >= 2:
@@ -45,8 +49,10 @@ def rollup(pairs: list[tuple[TrialResult, TrialLabel]], min_agreeing: int) -> di
         elif len(models) == 1 and len(hits) == len(measured):
             entry["why"] = f"every one of the {len(hits)} labelled trial(s) of the single-model sweep"
         else:
-            entry["why"] = (f"noise: {len(hits)} of {len(measured)} labelled trial(s) from {len(hit_models)} model(s); "
-                            f"needs >= {min_agreeing} trials across >= 2 models, or all trials of a one-model sweep")
+            entry["why"] = (
+                f"noise: {len(hits)} of {len(measured)} labelled trial(s) from {len(hit_models)} model(s); "
+                f"needs >= {min_agreeing} trials across >= 2 models, or all trials of a one-model sweep"
+            )
             noise.append(entry)
             continue
         consistent.append(entry)
@@ -61,6 +67,9 @@ def rollup(pairs: list[tuple[TrialResult, TrialLabel]], min_agreeing: int) -> di
         "problem_labels": [e["label"] for e in consistent],
         "unlabeled": len(unlabeled),
         "unlabeled_reasons": sorted({lb.explanation for lb in unlabeled})[:5],
-        "hunter": {"trials": len(hunter), "counts": dict(Counter(lb.label for _, lb in hunter)),
-                   "shortcuts": [t.trial_id for t, lb in hunter if lb.label == "shortcut"]},
+        "hunter": {
+            "trials": len(hunter),
+            "counts": dict(Counter(lb.label for _, lb in hunter)),
+            "shortcuts": [t.trial_id for t, lb in hunter if lb.label == "shortcut"],
+        },
     }

@@ -24,6 +24,14 @@ def per_version(left: list | None, right: Any) -> list:
     return list(left or []) + list(right or [])
 
 
+def per_version_findings(left: list | None, right: Any) -> list:
+    """per_version, and a finding that names its cause (a `subtype`) supersedes the same rule's finding without
+    one: validation's `nop-passes` gives way to the hunt's explained one (probes/nop_cause.py)."""
+    merged = per_version(left, right)
+    named = {f.get("rule") for f in merged if isinstance(f, dict) and f.get("subtype")}
+    return [f for f in merged if not (isinstance(f, dict) and f.get("rule") in named and not f.get("subtype"))]
+
+
 def fresh(items: list | None = None) -> dict:
     return {_RESET: True, "items": list(items or [])}
 
@@ -45,8 +53,13 @@ def state_trials(deps, state) -> list[TrialResult]:
     if not entries:
         return []
     stored = {t.trial_id: t for t in deps.store.trials_for_run(state["run_id"])}
-    return [stored.get(t["trial_id"]) or TrialResult.model_validate({k: v for k, v in t.items() if k != "label"})
-            for t in entries]
+    # An imported trial (issue 33) is stored once, under the run that first imported it: read it by id.
+    return [
+        stored.get(t["trial_id"])
+        or deps.store.get_trial(t["trial_id"])
+        or TrialResult.model_validate({k: v for k, v in t.items() if k != "label"})
+        for t in entries
+    ]
 
 
 class RunState(TypedDict, total=False):
@@ -61,7 +74,7 @@ class RunState(TypedDict, total=False):
     iteration: int
     approval_mode: str
     trials: Annotated[list[dict], per_version]  # trial_summaries(...): ids and routing fields, never whole results
-    findings: Annotated[list[dict], per_version]
+    findings: Annotated[list[dict], per_version_findings]
     incomplete: Annotated[list[str], per_version]
     inconclusive: Annotated[list[dict], per_version]  # probes/inconclusive.py: could not judge (exit 3), never findings
     sweep: dict | None

@@ -57,5 +57,7 @@ def run_budget(deps, state) -> BudgetCheck:
 def spend_section(deps, state) -> dict[str, dict[str, dict]]:
     """The report's `spend`: the roles whose spend no other key shows (solver spend is in each version's
     sweep, the reviser's in each proposal)."""
-    return {role: {model: s.model_dump(mode="json") for model, s in by_model.items()}
-            for role, by_model in role_spend(deps, state, roles=("hunter", "analyst", "generator")).items()}
+    return {
+        role: {model: s.model_dump(mode="json") for model, s in by_model.items()}
+        for role, by_model in role_spend(deps, state, roles=("hunter", "analyst", "generator")).items()
+    }

@@ -8,20 +8,20 @@ chosen network. Probes register by name so config picks which run (`[probes] ena
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import structlog
 
 from envqa.agents.base import Agent, AgentContext, AgentRun
 from envqa.agents.catalog import create_agent
 from envqa.agents.trial import run_trial
-from envqa.core.named import Named
 from envqa.core.config import QAConfig
 from envqa.core.environment import Environment
-from envqa.core.models import Finding, Outcome, Phase, TrialResult, TrialSpec
 from envqa.core.layout import RunLayout
+from envqa.core.models import Finding, Outcome, Phase, TrialResult, TrialSpec
+from envqa.core.named import Named
 from envqa.core.network_policy import allowlist_of
 from envqa.core.policy import TRANSIENT_INFRA
 from envqa.core.queues import SANDBOX_QUEUE, queue_settings
@@ -141,12 +141,21 @@ class ProbeContext:
     def passed(self, agent: str) -> list[TrialResult]:
         return [t for t in self.validation if t.agent == agent and t.outcome == Outcome.PASS]
 
-    def trial(self, agent: str | Agent, *, purpose: str, index: int = 0, trace: bool = False,
-              network: str | None = None, keep: Callable[[Sandbox, TrialResult], None] | None = None) -> HuntTrial:
+    def trial(
+        self,
+        agent: str | Agent,
+        *,
+        purpose: str,
+        index: int = 0,
+        trace: bool = False,
+        network: str | None = None,
+        keep: Callable[[Sandbox, TrialResult], None] | None = None,
+    ) -> HuntTrial:
         """Run one trial for a probe and record it; `keep(sandbox, result)` sees the end state."""
         impl = create_agent(agent, config=self.config) if isinstance(agent, str) else agent
-        spec = TrialSpec(run_id=self.run_id, env_version=self.env.version, agent=impl.name, index=index,
-                         purpose=purpose)
+        spec = TrialSpec(
+            run_id=self.run_id, env_version=self.env.version, agent=impl.name, index=index, purpose=purpose
+        )
         tracer = _Traced(impl, self.layout.trial_dir(spec.trial_id) / "strace.txt") if trace else None
         events: list[StraceEvent] = []
 
@@ -172,9 +181,13 @@ class ProbeContext:
         allowed = allowlist_of(self.env)
         if network and network != "none" and allowed is not None and backend.supports("with_egress_allowlist"):
             # allowlist mode: the open network is reached only through an egress proxy for the allowed hosts
-            backend = backend.with_egress_allowlist(allowed, image=self.config.sandbox.base_image, upstream=network,
-                                                    label=self.config.sandbox.label,
-                                                    labels={"envqa.run": self.run_id})
+            backend = backend.with_egress_allowlist(
+                allowed,
+                image=self.config.sandbox.base_image,
+                upstream=network,
+                label=self.config.sandbox.label,
+                labels={"envqa.run": self.run_id},
+            )
         backend = _OnNetwork(backend, network) if network else backend
         self.announce(spec)
         # The machinery's hiccups (a sandbox that failed to start or vanished under load) get the retries a
@@ -185,15 +198,21 @@ class ProbeContext:
             if trace and attempt > 1:
                 tracer = _Traced(impl, self.layout.trial_dir(spec.trial_id) / "strace.txt")
             try:
-                result = run_trial(spec, self.env, backend, self.config, self.layout, agent=tracer or impl,
-                                   keep_sandbox=on_end)
+                result = run_trial(
+                    spec, self.env, backend, self.config, self.layout, agent=tracer or impl, keep_sandbox=on_end
+                )
             finally:
                 if tracer is not None and tracer.session is not None:
                     events = tracer.finish()
             if result.outcome != Outcome.INFRA or result.error_class not in TRANSIENT_INFRA or attempt == attempts:
                 break
-            log.warning("probe.trial_retry", trial_id=spec.trial_id, attempt=attempt, error_class=result.error_class,
-                        error=(result.error_message or "")[:200])
+            log.warning(
+                "probe.trial_retry",
+                trial_id=spec.trial_id,
+                attempt=attempt,
+                error_class=result.error_class,
+                error=(result.error_message or "")[:200],
+            )
         self.record(result)
         self.new_trials.append(result)
         return HuntTrial(result=result, events=events, traced=tracer is not None and bool(events), notes=notes)

@@ -11,7 +11,7 @@ import structlog
 
 from envqa.core.errors import InfraError
 from envqa.core.models import Finding
-from envqa.probes import egress, exploits, flakiness, oracle_state, solver_passes, static  # noqa: F401  (each registers itself)
+from envqa.probes import egress, exploits, flakiness, nop_cause, oracle_state, solver_passes, static  # noqa: F401  (each registers itself)
 from envqa.probes.base import Probe, ProbeContext, registered_probe
 
 log = structlog.get_logger(__name__)

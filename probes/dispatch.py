@@ -15,8 +15,15 @@ from envqa.core.executor import Executor, probe_jobs
 from envqa.core.models import Finding, TrialResult
 
 
-def dispatch_probes(executor: Executor, store, env: Environment, config: QAConfig, run_id: str, probes: list[str],
-                    validation: list[TrialResult]) -> tuple[list[Finding], list[str], list[dict], list[TrialResult]]:
+def dispatch_probes(
+    executor: Executor,
+    store,
+    env: Environment,
+    config: QAConfig,
+    run_id: str,
+    probes: list[str],
+    validation: list[TrialResult],
+) -> tuple[list[Finding], list[str], list[dict], list[TrialResult]]:
     """Run probes as jobs through the executor; (findings, lost, coverage, new trials) in probe order, as
     `run_probes` gives them. The trials are read back from the store."""
     units = [(name, {}) for name in probes]
@@ -30,8 +37,9 @@ def dispatch_probes(executor: Executor, store, env: Environment, config: QAConfi
     return findings, lost, coverage, trials
 
 
-def dispatch_replays(executor: Executor, store, env: Environment, config: QAConfig, run_id: str,
-                     units: list[tuple[str, dict]]) -> list[tuple[TrialResult | None, str]]:
+def dispatch_replays(
+    executor: Executor, store, env: Environment, config: QAConfig, run_id: str, units: list[tuple[str, dict]]
+) -> list[tuple[TrialResult | None, str]]:
     """Replay units as jobs through the executor, all at once; per unit, in order: (its trial, "") or
     (None, why) when the job gave up before recording one."""
     outcomes = executor.run_probe_jobs(probe_jobs(env, config, run_id, units, [])) if units else []

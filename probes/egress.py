@@ -14,9 +14,9 @@ from contextlib import contextmanager
 
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Severity
+from envqa.core.task_config import NetworkMode
 from envqa.probes.base import ProbeContext, register_probe
 from envqa.probes.strace_rules import describe
-from envqa.core.task_config import NetworkMode
 
 
 def allows_network(env: Environment) -> bool:
@@ -42,8 +42,13 @@ def open_network(ctx: ProbeContext):
     if s.egress_network:
         yield s.egress_network
         return
-    with ctx.backend.fake_internet(s.fake_internet_dir, s.fake_internet_hosts, image=ctx.config.sandbox.base_image,
-                                   label=ctx.config.sandbox.label, labels={"envqa.run": ctx.run_id}) as network:
+    with ctx.backend.fake_internet(
+        s.fake_internet_dir,
+        s.fake_internet_hosts,
+        image=ctx.config.sandbox.base_image,
+        label=ctx.config.sandbox.label,
+        labels={"envqa.run": ctx.run_id},
+    ) as network:
         yield network
 
 
@@ -51,8 +56,11 @@ def open_network(ctx: ProbeContext):
 def egress_probe(ctx: ProbeContext) -> list[Finding]:
     s = ctx.settings
     if not allows_network(ctx.env) or not open_network_available(ctx):
-        ctx.skip("egress", "the task's network is closed, or no open network (egress_network / fake internet) "
-                 "is configured to compare against")
+        ctx.skip(
+            "egress",
+            "the task's network is closed, or no open network (egress_network / fake internet) "
+            "is configured to compare against",
+        )
         return []
     if ctx.config.sandbox.default_network == "none" and ctx.passed("oracle"):
         ctx.skip("egress", "the oracle already passed with no network at all")
@@ -66,18 +74,32 @@ def egress_probe(ctx: ProbeContext) -> list[Finding]:
         return []
     declared = declares_network(ctx.env)
     connects = [describe(e) for e in opened.events if e.kind == "connect"][:8]
-    return [Finding(
-        rule="network-dependent-pass", label=Label.SHORTCUT,
-        severity=Severity.INFO if declared else Severity.ERROR,
-        message=("the oracle passes only with the network: with egress cut the same run fails"
-                 + (" (the task declares that it needs the network)" if declared else
-                    "; the task does not declare a network need, so answers fetched from the network earn reward")),
-        evidence=[f"trial {opened.result.trial_id} on network {network}: {opened.result.outcome} "
-                  f"reward={opened.result.reward}",
-                  f"trial {cut.result.trial_id} with network none: {cut.result.outcome} reward={cut.result.reward}"]
-        + connects,
-        location="task.toml", trial_ids=[opened.result.trial_id, cut.result.trial_id],
-        fix=("keep it declared and pin what is fetched" if declared else
-             "make the task work offline, or declare the need ([environment] network_mode = \"allowlist\") "
-             "and allow only what it needs"),
-    )]
+    return [
+        Finding(
+            rule="network-dependent-pass",
+            label=Label.SHORTCUT,
+            severity=Severity.INFO if declared else Severity.ERROR,
+            message=(
+                "the oracle passes only with the network: with egress cut the same run fails"
+                + (
+                    " (the task declares that it needs the network)"
+                    if declared
+                    else "; the task does not declare a network need, so answers fetched from the network earn reward"
+                )
+            ),
+            evidence=[
+                f"trial {opened.result.trial_id} on network {network}: {opened.result.outcome} "
+                f"reward={opened.result.reward}",
+                f"trial {cut.result.trial_id} with network none: {cut.result.outcome} reward={cut.result.reward}",
+            ]
+            + connects,
+            location="task.toml",
+            trial_ids=[opened.result.trial_id, cut.result.trial_id],
+            fix=(
+                "keep it declared and pin what is fetched"
+                if declared
+                else 'make the task work offline, or declare the need ([environment] network_mode = "allowlist") '
+                "and allow only what it needs"
+            ),
+        )
+    ]

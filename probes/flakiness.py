@@ -3,7 +3,8 @@
 `oracle_runs_probe` tops validation's oracle runs up to k (`QAConfig.oracle_runs_for("hunt")`, default 5), reusing
 validation's trials, so a reference that fails one run in five is caught (`oracle-flaky`) without repeating
 work. `rerun_findings` catches tests that give different verdicts on the very same files (time,
-randomness, leftover state).
+randomness, leftover state); when the verifier's own writes into what it checks explain it, it says that
+instead (`verifier-mutates-checked-state`, probes/verifier_writes.py).
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from pathlib import Path
 from envqa.agents.trial import run_verifier
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
+from envqa.core.sandbox import Sandbox
 from envqa.probes.base import ProbeContext, register_probe
 from envqa.probes.validation import trial_evidence
-from envqa.core.sandbox import Sandbox
+from envqa.probes.verifier_writes import mutates_checked_state
 
 
 @register_probe("oracle_runs")
@@ -25,20 +27,30 @@ def oracle_runs_probe(ctx: ProbeContext) -> list[Finding]:
     if done and not all(t.outcome == Outcome.PASS for t in done):
         ctx.skip("oracle_runs", "the oracle already failed in validation (oracle-fails / oracle-flaky)")
         return []  # validation already reported it (oracle-fails / oracle-flaky); more runs add nothing
-    extra = [ctx.trial("oracle", purpose="hunt-oracle-runs", index=len(done) + i).result
-             for i in range(max(0, ctx.config.oracle_runs_for("hunt") - len(done)))]
+    extra = [
+        ctx.trial("oracle", purpose="hunt-oracle-runs", index=len(done) + i).result
+        for i in range(max(0, ctx.config.oracle_runs_for("hunt") - len(done)))
+    ]
     runs = done + extra
     failed = [t for t in runs if t.outcome == Outcome.FAIL]
     if not failed or len(failed) == len(runs):
         return []  # all pass: fine; all fail (no validation): validation's rules say it, not flakiness
-    return [Finding(
-        rule="oracle-flaky", label=Label.BRITTLENESS, severity=Severity.CRITICAL,
-        message=(f"the reference solution failed {len(failed)} of {len(runs)} runs: "
-                 "the tests or the environment are non-deterministic"),
-        evidence=trial_evidence(failed) + [f"passing runs: {', '.join(t.trial_id for t in runs if t.outcome == Outcome.PASS)}"],
-        location="solution/solve.sh", fix="run solution/solve.sh then tests/test.sh in the image by hand and compare",
-        trial_ids=[t.trial_id for t in failed],
-    )]
+    return [
+        Finding(
+            rule="oracle-flaky",
+            label=Label.BRITTLENESS,
+            severity=Severity.CRITICAL,
+            message=(
+                f"the reference solution failed {len(failed)} of {len(runs)} runs: "
+                "the tests or the environment are non-deterministic"
+            ),
+            evidence=trial_evidence(failed)
+            + [f"passing runs: {', '.join(t.trial_id for t in runs if t.outcome == Outcome.PASS)}"],
+            location="solution/solve.sh",
+            fix="run solution/solve.sh then tests/test.sh in the image by hand and compare",
+            trial_ids=[t.trial_id for t in failed],
+        )
+    ]
 
 
 def verdict_on_state(sandbox: Sandbox, env: Environment, out_dir: Path, threshold: float) -> str:
@@ -51,7 +63,9 @@ def verdict_on_state(sandbox: Sandbox, env: Environment, out_dir: Path, threshol
     return "pass" if (v.reward or 0.0) >= threshold else "fail"
 
 
-def rerun_findings(sandbox: Sandbox, env: Environment, result: TrialResult, reruns: int, threshold: float) -> list[Finding]:
+def rerun_findings(
+    sandbox: Sandbox, env: Environment, result: TrialResult, reruns: int, threshold: float
+) -> list[Finding]:
     if reruns <= 0 or result.reward is None:
         return []
     first = "pass" if result.reward >= threshold else "fail"
@@ -59,11 +73,22 @@ def rerun_findings(sandbox: Sandbox, env: Environment, result: TrialResult, reru
     verdicts = [first] + [verdict_on_state(sandbox, env, base / f"rerun-{i}", threshold) for i in range(reruns)]
     if len(set(verdicts)) == 1:
         return []
-    return [Finding(
-        rule="verifier-nondeterministic", label=Label.BRITTLENESS, severity=Severity.ERROR,
-        message=f"the verifier gave different verdicts on one unchanged end state: {', '.join(verdicts)}",
-        evidence=[f"trial {result.trial_id}: verdicts of {len(verdicts)} verifier runs on the oracle's end state: "
-                  f"{verdicts}", f"outputs under {base}/rerun-*/verifier/"],
-        location="tests/", trial_ids=[result.trial_id],
-        fix="remove time, randomness and leftover state (files in /tmp, counters) from the tests",
-    )]
+    mutated = mutates_checked_state(sandbox, env, result, verdicts, base / "rerun-writes")
+    if mutated is not None:  # the verifier's own writes explain the disagreement (probes/verifier_writes.py)
+        return [mutated]
+    return [
+        Finding(
+            rule="verifier-nondeterministic",
+            label=Label.BRITTLENESS,
+            severity=Severity.ERROR,
+            message=f"the verifier gave different verdicts on one unchanged end state: {', '.join(verdicts)}",
+            evidence=[
+                f"trial {result.trial_id}: verdicts of {len(verdicts)} verifier runs on the oracle's end state: "
+                f"{verdicts}",
+                f"outputs under {base}/rerun-*/verifier/",
+            ],
+            location="tests/",
+            trial_ids=[result.trial_id],
+            fix="remove time, randomness and leftover state (files in /tmp, counters) from the tests",
+        )
+    ]

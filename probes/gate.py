@@ -38,13 +38,13 @@ from envqa.core.config import QAConfig
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, GateCheck, GateResult, Outcome, TrialResult, TrialSpec
 from envqa.core.registry import PROBE_INFO, RULES, SKIP_ON_REGRADE, get_rule, is_registered
+from envqa.core.sandbox import ImageBuildError, SandboxBackend
+from envqa.probes.dispatch import dispatch_probes, dispatch_replays
 from envqa.probes.lint import lint_structure
 from envqa.probes.regression_exploits import exploits_for_env
 from envqa.probes.replay_units import EXPLOIT_REPLAY, SOLVER_REPLAY, exploit_replay_args, solver_replay_args
 from envqa.probes.solver_passes import solver_commands
 from envqa.probes.static import static_findings
-from envqa.core.sandbox import ImageBuildError, SandboxBackend
-from envqa.probes.dispatch import dispatch_probes, dispatch_replays
 
 log = structlog.get_logger(__name__)
 
@@ -99,8 +99,10 @@ class _Rerun:
 
 
 ORACLE_BROKEN = "oracle-fails"
-ORACLE_NOTICE = ("the reference solution fails (oracle-fails): no fix can pass the gate until solution/ "
-                 "passes the task's own tests; fix the oracle first")
+ORACLE_NOTICE = (
+    "the reference solution fails (oracle-fails): no fix can pass the gate until solution/ "
+    "passes the task's own tests; fix the oracle first"
+)
 LLM_EXPLOIT = "llm-exploit"
 
 
@@ -135,8 +137,9 @@ def _lint_check(env: Environment, inputs: GateInputs) -> tuple[GateCheck, list[s
     still = sorted(fixing & set(now))
     known = _known_before(inputs)
     new = sorted(r for r, f in now.items() if r not in known and f.severity != "info")
-    problems = ([f"still fires: {', '.join(still)}"] if still else []) + \
-               ([f"new on the candidate: {', '.join(new)}"] if new else [])
+    problems = ([f"still fires: {', '.join(still)}"] if still else []) + (
+        [f"new on the candidate: {', '.join(new)}"] if new else []
+    )
     detail = "; ".join(problems) if problems else "the addressed static rules are silent and none is new"
     return GateCheck(name="lint", passed=not problems, detail=detail), sorted((fired - fixing) & set(now))
 
@@ -154,20 +157,31 @@ def _run_gate(config: QAConfig, backend: SandboxBackend, executor, store, inputs
         checks.append(GateCheck(name="build", passed=False, detail=f"the image does not build: {e}"))
         return GateResult(passed=False, checks=checks)
     k = config.oracle_runs_for("gate")
-    specs = [TrialSpec(run_id=inputs.run_id, env_version=env.version, agent="oracle", index=i, purpose="gate")
-             for i in range(k)] + [TrialSpec(run_id=inputs.run_id, env_version=env.version, agent="nop", purpose="gate")]
+    specs = [
+        TrialSpec(run_id=inputs.run_id, env_version=env.version, agent="oracle", index=i, purpose="gate")
+        for i in range(k)
+    ] + [TrialSpec(run_id=inputs.run_id, env_version=env.version, agent="nop", purpose="gate")]
     results = executor.run(env, specs)
     oracle = [r for r in results if r.agent == "oracle"]
     nop = [r for r in results if r.agent == "nop"]
     bad_oracle = [r for r in oracle if r.outcome != Outcome.PASS]
-    checks.append(GateCheck(
-        name="oracle", passed=not bad_oracle,
-        detail=f"{len(oracle) - len(bad_oracle)}/{len(oracle)} oracle runs passed"
-               + (f"; failed: {_why(bad_oracle[0])}" if bad_oracle else ""),
-        trial_ids=[r.trial_id for r in oracle]))
-    checks.append(GateCheck(name="nop", passed=all(r.outcome == Outcome.FAIL for r in nop),
-                            detail="nop fails" if all(r.outcome == Outcome.FAIL for r in nop)
-                            else f"nop did not fail: {_why(nop[0])}", trial_ids=[r.trial_id for r in nop]))
+    checks.append(
+        GateCheck(
+            name="oracle",
+            passed=not bad_oracle,
+            detail=f"{len(oracle) - len(bad_oracle)}/{len(oracle)} oracle runs passed"
+            + (f"; failed: {_why(bad_oracle[0])}" if bad_oracle else ""),
+            trial_ids=[r.trial_id for r in oracle],
+        )
+    )
+    checks.append(
+        GateCheck(
+            name="nop",
+            passed=all(r.outcome == Outcome.FAIL for r in nop),
+            detail="nop fails" if all(r.outcome == Outcome.FAIL for r in nop) else f"nop did not fail: {_why(nop[0])}",
+            trial_ids=[r.trial_id for r in nop],
+        )
+    )
     if bad_oracle:
         return GateResult(passed=False, checks=checks, still_open=open_files)
     rerun = _Rerun(env, _focused(config, inputs.parent_findings), inputs.run_id, results, executor, store)
@@ -182,27 +196,35 @@ def _run_gate(config: QAConfig, backend: SandboxBackend, executor, store, inputs
 
 
 def _why(r: TrialResult) -> str:
-    return f"trial {r.trial_id} {r.outcome.value} reward={r.reward}" + (f" ({r.error_class}: {r.error_message})"
-                                                                         if r.error_class else "")
+    return f"trial {r.trial_id} {r.outcome.value} reward={r.reward}" + (
+        f" ({r.error_class}: {r.error_message})" if r.error_class else ""
+    )
 
 
 def _focused(config: QAConfig, findings: list[Finding]) -> QAConfig:
     """The config for re-running the parent's rules: only the exploits that fired, gate-sized oracle runs."""
     exploits = sorted({f.rule for f in findings if is_registered(f.rule) and get_rule(f.rule).probe == "exploits"})
-    probes = config.probes.model_copy(update={"exploits": exploits or config.probes.exploits,
-                                              "oracle_runs": config.oracle_runs_for("gate")})
+    probes = config.probes.model_copy(
+        update={"exploits": exploits or config.probes.exploits, "oracle_runs": config.oracle_runs_for("gate")}
+    )
     return config.model_copy(update={"probes": probes})
 
 
 def _not_run(probes: list[str], coverage: list[dict]) -> list[str]:
     """Dispatched probes that left no trace in the coverage (not ran, not skipped with a reason, not lost)."""
-    return [p for p in probes if not any(c.get("probe") == p or str(c.get("probe", "")).startswith(p + "/")
-                                         for c in coverage)]
+    return [
+        p
+        for p in probes
+        if not any(c.get("probe") == p or str(c.get("probe", "")).startswith(p + "/") for c in coverage)
+    ]
 
 
 def _skipped(probes: list[str], coverage: list[dict]) -> list[str]:
-    return [f"{c['probe']} skipped ({c.get('reason')})" for c in coverage
-            if c.get("probe") in probes and c.get("status") == "skipped"]
+    return [
+        f"{c['probe']} skipped ({c.get('reason')})"
+        for c in coverage
+        if c.get("probe") in probes and c.get("status") == "skipped"
+    ]
 
 
 def _rules_checks(ctx: _Rerun, inputs: GateInputs) -> tuple[list[GateCheck], list[str]]:
@@ -219,8 +241,11 @@ def _rules_checks(ctx: _Rerun, inputs: GateInputs) -> tuple[list[GateCheck], lis
     if not probes and not unknown and not by_lint:
         own = f"; the gate's own checks re-check {', '.join(fired)}" if fired else ""  # validation's, llm-exploit
         return [GateCheck(name="rules", passed=True, detail="no probe rule fired on the parent" + own)], open_unknown
-    found, lost, coverage, trials = (dispatch_probes(ctx.executor, ctx.store, ctx.env, ctx.config, ctx.run_id,
-                                                     probes, ctx.validation) if probes else ([], [], [], []))
+    found, lost, coverage, trials = (
+        dispatch_probes(ctx.executor, ctx.store, ctx.env, ctx.config, ctx.run_id, probes, ctx.validation)
+        if probes
+        else ([], [], [], [])
+    )
     found = found + [f for f in lint_structure(ctx.env) if f.rule in by_lint]
     again = sorted({f.rule for f in found} & set(fired))
     known = _known_before(inputs)
@@ -231,16 +256,23 @@ def _rules_checks(ctx: _Rerun, inputs: GateInputs) -> tuple[list[GateCheck], lis
     other = [r for r in again if r != "verifier-accepts-mutant" and r in fixing]
     still_open = [r for r in again if r not in fixing] + open_unknown
     # a probe that did not run or could not finish leaves its unaddressed rules open (not shown gone)
-    unsure = [r for r in fired if r not in fixing and r not in again and probe_for(r)
-              and (probe_for(r) in not_run or lost)]
+    unsure = [
+        r for r in fired if r not in fixing and r not in again and probe_for(r) and (probe_for(r) in not_run or lost)
+    ]
     still_open += [f"{r} (not re-checked)" for r in unsure]
     addressed_probes = {probe_for(r) for r in fired if r in fixing} - {None}
     not_run_addressed = [p for p in not_run if p in addressed_probes]
     how = ", ".join(probes + (["the structure rules"] if by_lint else []))
     silent = [r for r in fired if r != "verifier-accepts-mutant" and r in fixing]
-    detail = (f"still fire on the candidate: {', '.join(other)}" if other else
-              f"re-ran {how}: none of {', '.join(silent)} fired" if silent else
-              f"re-ran {how}: the proposal addresses none of the probe rules" if fired else "no registered rule fired")
+    detail = (
+        f"still fire on the candidate: {', '.join(other)}"
+        if other
+        else f"re-ran {how}: none of {', '.join(silent)} fired"
+        if silent
+        else f"re-ran {how}: the proposal addresses none of the probe rules"
+        if fired
+        else "no registered rule fired"
+    )
     if new:
         detail += f"; new on the candidate: {', '.join(new)}"
     if still_open:
@@ -252,21 +284,33 @@ def _rules_checks(ctx: _Rerun, inputs: GateInputs) -> tuple[list[GateCheck], lis
     if skipped:
         detail += f"; {'; '.join(skipped)}"
     if unknown:
-        detail += (f"; not registered, so nothing can re-check them: {', '.join(unknown)} "
-                   "(core/registry/rules.py)")
+        detail += f"; not registered, so nothing can re-check them: {', '.join(unknown)} (core/registry/rules.py)"
     if not_run:
         detail += f"; did not run: {', '.join(not_run)}"
     lost_addressed = bool(lost) and bool(addressed_probes)
     if lost:
         detail += f"; could not finish: {'; '.join(lost)}"
-    checks = [GateCheck(name="rules", passed=not other and not new and not lost_addressed and not unknown
-                        and not not_run_addressed, detail=detail, trial_ids=ids)]
+    checks = [
+        GateCheck(
+            name="rules",
+            passed=not other and not new and not lost_addressed and not unknown and not not_run_addressed,
+            detail=detail,
+            trial_ids=ids,
+        )
+    ]
     if mutants:
         killed = "verifier-accepts-mutant" not in again
         ev = next((f.evidence for f in found if f.rule == "verifier-accepts-mutant"), [])
-        checks.append(GateCheck(name="mutants", passed=killed,
-                                detail="the surviving mutants are now killed" if killed
-                                else "mutants still survive: " + "; ".join(e[:200] for e in ev[:3]), trial_ids=ids))
+        checks.append(
+            GateCheck(
+                name="mutants",
+                passed=killed,
+                detail="the surviving mutants are now killed"
+                if killed
+                else "mutants still survive: " + "; ".join(e[:200] for e in ev[:3]),
+                trial_ids=ids,
+            )
+        )
     return checks, still_open
 
 
@@ -278,8 +322,9 @@ def _stored_exploits(ctx: _Rerun, targeted: bool) -> tuple[GateCheck, list[str]]
         return GateCheck(name="exploits", passed=True, detail="no stored LLM exploit for this environment"), []
     units = [(EXPLOIT_REPLAY, exploit_replay_args(ex, "gate-exploit-replay")) for ex in stored]
     still, ids = [], []
-    for ex, (trial, why) in zip(stored, dispatch_replays(ctx.executor, ctx.store, ctx.env, ctx.config, ctx.run_id,
-                                                         units)):
+    for ex, (trial, why) in zip(
+        stored, dispatch_replays(ctx.executor, ctx.store, ctx.env, ctx.config, ctx.run_id, units)
+    ):
         if trial is None:
             still.append(f"{ex.exploit_id} could not be replayed: {why}")
             continue
@@ -287,22 +332,36 @@ def _stored_exploits(ctx: _Rerun, targeted: bool) -> tuple[GateCheck, list[str]]
         if trial.outcome == Outcome.PASS:
             still.append(f"{ex.exploit_id} (found by {ex.model}) still earns reward: {_why(trial)}")
     if still and not targeted:
-        return GateCheck(name="exploits", passed=True, trial_ids=ids,
-                         detail="not targeted by this proposal, still open: " + "; ".join(still)), \
-            [f"{LLM_EXPLOIT} ({len(still)} stored exploit(s) still earn reward)"]
-    return GateCheck(name="exploits", passed=not still, trial_ids=ids,
-                     detail="; ".join(still) if still else
-                     f"{len(stored)} stored LLM exploit(s) replayed: all fail"), []
+        return GateCheck(
+            name="exploits",
+            passed=True,
+            trial_ids=ids,
+            detail="not targeted by this proposal, still open: " + "; ".join(still),
+        ), [f"{LLM_EXPLOIT} ({len(still)} stored exploit(s) still earn reward)"]
+    return GateCheck(
+        name="exploits",
+        passed=not still,
+        trial_ids=ids,
+        detail="; ".join(still) if still else f"{len(stored)} stored LLM exploit(s) replayed: all fail",
+    ), []
 
 
 def _regrade(ctx: _Rerun, inputs: GateInputs) -> GateCheck:
     if inputs.request_kind == "too_easy":
         # A "make it harder" revision exists to fail passes that the old tests let through; which of them were
         # correct is what the rerun's sweep (and the human) judge. The oracle check above still has to pass.
-        return GateCheck(name="regrade", passed=True,
-                         detail="not replayed: a too-easy revision is meant to fail some of the parent's passes")
-    passes = [t for t in inputs.parent_trials if t.purpose == "sweep" and t.outcome == Outcome.PASS
-              and inputs.parent_labels.get(t.trial_id, "legitimate") not in LABEL_SKIP]
+        return GateCheck(
+            name="regrade",
+            passed=True,
+            detail="not replayed: a too-easy revision is meant to fail some of the parent's passes",
+        )
+    passes = [
+        t
+        for t in inputs.parent_trials
+        if t.purpose == "sweep"
+        and t.outcome == Outcome.PASS
+        and inputs.parent_labels.get(t.trial_id, "legitimate") not in LABEL_SKIP
+    ]
     chosen: list[tuple[TrialResult, list[str]]] = []
     cap = ctx.config.reviser.gate_replays
     for source in passes:
@@ -314,19 +373,26 @@ def _regrade(ctx: _Rerun, inputs: GateInputs) -> GateCheck:
     if not chosen:
         return GateCheck(name="regrade", passed=True, detail="no legitimate solver pass of the parent to replay")
     # each replay is a job through the executor (envqa.probes.replay_units), all of them at once
-    units = [(SOLVER_REPLAY, solver_replay_args(commands, source.trial_id, "gate-regrade", i))
-             for i, (source, commands) in enumerate(chosen, 1)]
+    units = [
+        (SOLVER_REPLAY, solver_replay_args(commands, source.trial_id, "gate-regrade", i))
+        for i, (source, commands) in enumerate(chosen, 1)
+    ]
     broken, ids = [], []
-    for (source, _), (trial, why) in zip(chosen, dispatch_replays(ctx.executor, ctx.store, ctx.env, ctx.config,
-                                                                   ctx.run_id, units)):
+    for (source, _), (trial, why) in zip(
+        chosen, dispatch_replays(ctx.executor, ctx.store, ctx.env, ctx.config, ctx.run_id, units)
+    ):
         if trial is None:
             broken.append(f"solver pass {source.trial_id} ({source.model}) could not be replayed: {why}")
             continue
         ids.append(trial.trial_id)
         if trial.outcome != Outcome.PASS:
             broken.append(f"solver pass {source.trial_id} ({source.model}) now {_why(trial)}")
-    return GateCheck(name="regrade", passed=not broken, trial_ids=ids,
-                     detail="; ".join(broken) if broken else f"{len(chosen)} legitimate solver pass(es) still pass")
+    return GateCheck(
+        name="regrade",
+        passed=not broken,
+        trial_ids=ids,
+        detail="; ".join(broken) if broken else f"{len(chosen)} legitimate solver pass(es) still pass",
+    )
 
 
 def feedback(result: GateResult) -> str:

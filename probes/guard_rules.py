@@ -21,7 +21,8 @@ from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Severity
 from envqa.core.parsers.dockerfile import parse_dockerfile
 from envqa.core.parsers.shell import Command, parse_script
-from envqa.probes.task_files import rel as _rel, test_script
+from envqa.probes.task_files import rel as _rel
+from envqa.probes.task_files import test_script
 
 OCTAL = re.compile(r"^[0-7]{3,4}$")
 SYMBOLIC = re.compile(r"^[ugoa]*[-+=][rwxXst]*$")
@@ -85,7 +86,7 @@ WHY = {
     "unreadable": "made unreadable, but the agent is root: root reads it anyway",
     "hidden": "hidden from other users, but the agent is root: root reads it anyway",
     "immutable": "marked immutable/append-only with chattr, but the agent is root: `chattr -i` undoes it (and in "
-                 "a container the flag often cannot be set at all)",
+    "a container the flag often cannot be set at all)",
 }
 
 
@@ -111,11 +112,17 @@ def permission_guard_rules(env: Environment) -> list[Finding]:
     findings = []
     for rel, cmd, effect, targets in hits[:5]:
         in_verifier = not rel.endswith("Dockerfile")
-        findings.append(Finding(
-            rule="permission-guard-root-agent", label=Label.SHORTCUT, severity=Severity.WARNING,
-            message=f"{', '.join(targets)} is {WHY[effect]}"
-                    + ("; test.sh runs the agent's code as root too, so this guards nothing" if in_verifier else ""),
-            evidence=[cmd.evidence(rel)], location=f"{rel}:{cmd.line}",
-            fix="run the agent as a non-root USER, or keep what must not be read or changed out of the agent's image "
-                "(tests/ is uploaded only for the verifier)"))
+        findings.append(
+            Finding(
+                rule="permission-guard-root-agent",
+                label=Label.SHORTCUT,
+                severity=Severity.WARNING,
+                message=f"{', '.join(targets)} is {WHY[effect]}"
+                + ("; test.sh runs the agent's code as root too, so this guards nothing" if in_verifier else ""),
+                evidence=[cmd.evidence(rel)],
+                location=f"{rel}:{cmd.line}",
+                fix="run the agent as a non-root USER, or keep what must not be read or changed out of the agent's image "
+                "(tests/ is uploaded only for the verifier)",
+            )
+        )
     return findings

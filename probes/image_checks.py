@@ -1,9 +1,9 @@
 """Static checks that need the built image (one short-lived container, no agent, network none).
 
-  test-literals-in-image      strings the tests compare against are present in files the task added
-                              to the image (not files a Debian package installed)
-  verifier-runs-image-file    test.sh executes a program or script that lives in the agent's image
-                              (not a packaged binary): the agent can rewrite it before the verifier runs
+test-literals-in-image      strings the tests compare against are present in files the task added
+                            to the image (not files a Debian package installed)
+verifier-runs-image-file    test.sh executes a program or script that lives in the agent's image
+                            (not a packaged binary): the agent can rewrite it before the verifier runs
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Severity
 from envqa.core.package_scripts import read_script
 from envqa.core.parsers.shell import SHELLS, parse_script
-from envqa.probes.task_files import rel as _rel, test_script
 from envqa.core.sandbox import SandboxBackend, SandboxSpec
+from envqa.probes.task_files import rel as _rel
+from envqa.probes.task_files import test_script
 
 log = structlog.get_logger(__name__)
 
@@ -33,9 +34,47 @@ IMAGE_SCAN = read_script(__package__, "scripts/image_scan.py")
 RUNNERS = {"bash", "sh", "python", "python3", "source", ".", "exec", "perl", "node", "env", "sudo", "timeout", "!"}
 HARNESS_TOOLS = re.compile(r"^(py\.?test(-3)?|python[\d.]*|pip[\d.]*|bash|sh|uvx?|node|npm|npx)$")
 PREFIXES = {"if", "then", "else", "elif", "while", "until", "do", "!", "time", "{", "("}
-KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "while", "for", "until", "case", "esac", "in",
-            "function", "{", "}", "[", "[[", "test", "echo", "printf", "cd", "set", "export", "local", "return",
-            "exit", "true", "false", "mkdir", "rm", "cat", "cp", "mv", "ls", "read", "shift", "trap", "wait"}
+KEYWORDS = {
+    "if",
+    "then",
+    "else",
+    "elif",
+    "fi",
+    "do",
+    "done",
+    "while",
+    "for",
+    "until",
+    "case",
+    "esac",
+    "in",
+    "function",
+    "{",
+    "}",
+    "[",
+    "[[",
+    "test",
+    "echo",
+    "printf",
+    "cd",
+    "set",
+    "export",
+    "local",
+    "return",
+    "exit",
+    "true",
+    "false",
+    "mkdir",
+    "rm",
+    "cat",
+    "cp",
+    "mv",
+    "ls",
+    "read",
+    "shift",
+    "trap",
+    "wait",
+}
 
 
 def _image_input_copy(env: Environment, tests: Path, f: Path) -> bool:
@@ -62,9 +101,14 @@ def test_literals(env: Environment) -> list[str]:
                     tree = ast.parse(f.read_text(errors="replace"))
                 except SyntaxError:
                     continue
-                docstrings = {id(n.body[0].value) for n in ast.walk(tree)
-                              if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body
-                              and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+                docstrings = {
+                    id(n.body[0].value)
+                    for n in ast.walk(tree)
+                    if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef))
+                    and n.body
+                    and isinstance(n.body[0], ast.Expr)
+                    and isinstance(n.body[0].value, ast.Constant)
+                }
                 for node in ast.walk(tree):
                     if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
                         lits.add(node.value)
@@ -73,7 +117,12 @@ def test_literals(env: Environment) -> list[str]:
     out = []
     for lit in lits:
         s = lit.strip()
-        if len(s) < MIN_LITERAL or s in env.instruction or s.startswith(("/", "-")) or "\n" in s.strip() and len(s) > 4000:
+        if (
+            len(s) < MIN_LITERAL
+            or s in env.instruction
+            or s.startswith(("/", "-"))
+            or ("\n" in s.strip() and len(s) > 4000)
+        ):
             continue
         if re.fullmatch(r"[\w./-]+\.(py|sh|txt|json|c|h)", s) or "/tests" in s or "import " in s:
             continue
@@ -120,8 +169,14 @@ def verifier_commands(env: Environment) -> dict[str, str]:
 def image_findings(env: Environment, backend: SandboxBackend, image: str, config: QAConfig) -> list[Finding]:
     literals = test_literals(env)
     commands = verifier_commands(env)
-    spec = SandboxSpec(image=image, network="none", memory_mb=512, pids_limit=256,
-                       labels={"envqa.probe": "image-checks"}, output_limit_bytes=config.sandbox.output_limit_bytes)
+    spec = SandboxSpec(
+        image=image,
+        network="none",
+        memory_mb=512,
+        pids_limit=256,
+        labels={"envqa.probe": "image-checks"},
+        output_limit_bytes=config.sandbox.output_limit_bytes,
+    )
     payload = json.dumps({"literals": literals, "commands": sorted(commands)})
     with backend.start(spec) as sandbox:
         archives = archive_findings(sandbox, env.name)
@@ -145,22 +200,39 @@ def archive_findings(sandbox, task: str = "") -> list[Finding]:
         return []
     if not hits:
         return []
-    evidence = [f"{h['path']}: {h['kind']}" + (f", its path says {h['hint']!r}" if h["hint"] else "")
-                + (f", it holds {', '.join(h['members'])}" if h["members"] else "")
-                + (f"; it opens with the password {h['opened_with']['value']!r}, {h['opened_with']['origin']}"
-                   if h.get("opened_with") else "") for h in hits[:10]]
+    evidence = [
+        f"{h['path']}: {h['kind']}"
+        + (f", its path says {h['hint']!r}" if h["hint"] else "")
+        + (f", it holds {', '.join(h['members'])}" if h["members"] else "")
+        + (
+            f"; it opens with the password {h['opened_with']['value']!r}, {h['opened_with']['origin']}"
+            if h.get("opened_with")
+            else ""
+        )
+        for h in hits[:10]
+    ]
     encrypted = any(h["encrypted"] for h in hits)
     opened = next((h["opened_with"] for h in hits if h.get("opened_with")), None)
-    how = (f"it opens with {opened['origin']}" if opened else
-           "a password found, guessed or brute-forced (or none at all) hands over the answers, whether or not ours "
-           "opened it")
-    return [Finding(
-        rule="encrypted-solution-in-image", label=Label.SHORTCUT, severity=Severity.ERROR,
-        message=("an encrypted file" if encrypted else "an archive") + " in the agent's image points at the solution "
-                "or the expected outputs: " + how,
-        evidence=evidence, location="environment/Dockerfile",
-        fix="keep solutions and expected outputs out of the image, encrypted or not: solution/ and tests/ are "
-            "uploaded only when they are needed")]
+    how = (
+        f"it opens with {opened['origin']}"
+        if opened
+        else "a password found, guessed or brute-forced (or none at all) hands over the answers, whether or not ours "
+        "opened it"
+    )
+    return [
+        Finding(
+            rule="encrypted-solution-in-image",
+            label=Label.SHORTCUT,
+            severity=Severity.ERROR,
+            message=("an encrypted file" if encrypted else "an archive")
+            + " in the agent's image points at the solution "
+            "or the expected outputs: " + how,
+            evidence=evidence,
+            location="environment/Dockerfile",
+            fix="keep solutions and expected outputs out of the image, encrypted or not: solution/ and tests/ are "
+            "uploaded only when they are needed",
+        )
+    ]
 
 
 def _scan_findings(res, commands: dict[str, str]) -> list[Finding]:
@@ -172,18 +244,29 @@ def _scan_findings(res, commands: dict[str, str]) -> list[Finding]:
     findings = []
     if data["literals"]:
         ev = [f"{lit[:80]!r} found in {', '.join(paths[:3])}" for lit, paths in list(data["literals"].items())[:10]]
-        findings.append(Finding(
-            rule="test-literals-in-image", label=Label.SHORTCUT, severity=Severity.CRITICAL,
-            message="strings the tests compare against are already in the agent's image: an agent can find and "
-                    "replay them instead of computing them",
-            evidence=ev, location="environment/Dockerfile",
-            fix="remove expected outputs from the image; keep them in tests/ (uploaded only for the verifier)"))
+        findings.append(
+            Finding(
+                rule="test-literals-in-image",
+                label=Label.SHORTCUT,
+                severity=Severity.CRITICAL,
+                message="strings the tests compare against are already in the agent's image: an agent can find and "
+                "replay them instead of computing them",
+                evidence=ev,
+                location="environment/Dockerfile",
+                fix="remove expected outputs from the image; keep them in tests/ (uploaded only for the verifier)",
+            )
+        )
     for cmd, path in sorted(data["commands"].items()):
-        findings.append(Finding(
-            rule="verifier-runs-image-file", label=Label.SHORTCUT, severity=Severity.ERROR,
-            message=f"test.sh runs {path}, which lives in the agent's image: the agent can rewrite it so the "
-                    "verifier passes whatever it did",
-            evidence=[commands[cmd], f"{path} is in the image and not from a Debian package"],
-            location=commands[cmd].split(": ")[0],
-            fix="ship verifier helpers in tests/ and run them from /tests"))
+        findings.append(
+            Finding(
+                rule="verifier-runs-image-file",
+                label=Label.SHORTCUT,
+                severity=Severity.ERROR,
+                message=f"test.sh runs {path}, which lives in the agent's image: the agent can rewrite it so the "
+                "verifier passes whatever it did",
+                evidence=[commands[cmd], f"{path} is in the image and not from a Debian package"],
+                location=commands[cmd].split(": ")[0],
+                fix="ship verifier helpers in tests/ and run them from /tests",
+            )
+        )
     return findings

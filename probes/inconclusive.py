@@ -16,7 +16,11 @@
   any base (read from the step itself: a COPY/ADD of a path outside the build context or missing from it,
   or the builder saying so): that stays the task's `image-build-failed`, with the reason in its evidence.
 
-Neither is ever a finding. Each is a dict {outcome, message, remedy, evidence, ...} in the report's
+- `setup-needs-network`, `oracle-needs-network`, `build-needs-network`: the same question for the other phases
+  (probes/phase_network.py): a step's setup.sh, the reference solution's own output, a build step's log. The
+  image-map message stays for steps that fail for the substitute base's sake.
+
+None is ever a finding. Each is a dict {outcome, message, remedy, evidence, ...} in the report's
 `inconclusive` list, and its message goes into `incomplete` (exit 3).
 """
 
@@ -33,24 +37,14 @@ from envqa.core.image_map import rewrite_dockerfile
 from envqa.core.models import Finding, Outcome, TrialResult
 from envqa.core.network_policy import agent_network_of
 from envqa.core.registry import BUILD_ERRORS, VERIFIER_ERRORS
+from envqa.core.registry.network_errors import NETWORK_ERROR, RESOLVER_ERROR
 from envqa.core.task_config import NetworkMode
+from envqa.probes.phase_network import build_needs_network, phase_needs_network
 from envqa.probes.static import fetch_commands, pip_args, task_network_cut
 
-NETWORK_ERROR = re.compile(
-    r"could not resolve host|temporary failure in name resolution|name or service not known|network is unreachable|"
-    r"failed to establish a new connection|no matching distribution found|could not fetch url|getaddrinfo|"
-    r"enotfound|eai_again|dial tcp|unable to access '|failed to download|error sending request|couldn't connect|"
-    r"failed to resolve|connection refused|no route to host|could not connect to|unable to fetch", re.I)
-# A name that did not resolve or a network with no route: whatever cut it, not the task's doing. Narrower than
-# NETWORK_ERROR ("connection refused" is a local server the oracle did not start as often as a cut network).
-RESOLVER_ERROR = re.compile(
-    r"could not resolve (?:host|proxy)|temporary failure in name resolution|name or service not known|"
-    r"no address associated with hostname|nodename nor servname|getaddrinfo (?:failed|enotfound|eai_again)|"
-    r"\b(?:enotfound|eai_again|eai_noname)\b|network is unreachable|no route to host|"
-    r"failed to resolve '[^']+'|failed to lookup address information|dns error|"
-    r"\[errno -[235]\]|\[errno 101\]|lookup [\w.-]+(?: on [\d.:]+)?: (?:no such host|server misbehaving)|"
-    r"nameresolutionerror|connectionerror: [^\n]*(?:resolve|unreachable|"
-    r"name or service)|client error \(connect\)", re.I)
+# The network-error signatures: one registry for every phase (core/registry/network_errors.toml). NETWORK_ERROR
+# is any of them; RESOLVER_ERROR only a name that did not resolve or a network with no route (narrower: a
+# "connection refused" is a local server the oracle did not start as often as a cut network).
 WITHDRAWN = {"oracle-fails", "oracle-flaky", "verifier-error"}
 STEP = re.compile(r"^Step \d+/\d+ : (.+)$")
 
@@ -61,8 +55,11 @@ def verifier_network_cut(env: Environment, config: QAConfig) -> bool:
     our shared container keeps for the verifier where Harbor would switch to the verifier phase's policy)."""
     if config.sandbox.verifier_network == "none":
         return True
-    return (config.sandbox.default_network == "none" or task_network_cut(env)
-            or agent_network_of(env) == NetworkMode.NO_NETWORK)
+    return (
+        config.sandbox.default_network == "none"
+        or task_network_cut(env)
+        or agent_network_of(env) == NetworkMode.NO_NETWORK
+    )
 
 
 def _verifier_output(result: TrialResult) -> str:
@@ -87,8 +84,11 @@ def _targets(env: Environment) -> list[str]:
 
 def _resolver_targets(outputs: dict[str, str]) -> list[str]:
     """The hosts the verifier's output names as unresolved (curl, pip, uv, requests, git), for the evidence."""
-    hosts = re.findall(r"(?:resolve host:?|host=|host '|resolve '|lookup |Failed to resolve ')\s*'?([\w.-]+\.[a-z]{2,})",
-                       "\n".join(outputs.values()), re.I)
+    hosts = re.findall(
+        r"(?:resolve host:?|host=|host '|resolve '|lookup |Failed to resolve ')\s*'?([\w.-]+\.[a-z]{2,})",
+        "\n".join(outputs.values()),
+        re.I,
+    )
     return list(dict.fromkeys(hosts))
 
 
@@ -116,17 +116,25 @@ def verifier_needs_network(env: Environment, config: QAConfig, results: list[Tri
     evidence = [f"the verifier reaches for: {t}" for t in targets[:8]]
     evidence += [f"trial {tid}: verifier output says {what!r}" for tid, what in errors[:3]]
     evidence += [f"trial {r.trial_id}: outcome={r.outcome.value} error={r.error_class}" for r in failed[:3]]
-    why = ("the network was cut" if cut_by_us else
-           "this machine gave it no working network (a name did not resolve or a network was unreachable), "
-           f"although qa did not cut it ([sandbox] default_network = {config.sandbox.default_network!r})")
+    why = (
+        "the network was cut"
+        if cut_by_us
+        else "this machine gave it no working network (a name did not resolve or a network was unreachable), "
+        f"although qa did not cut it ([sandbox] default_network = {config.sandbox.default_network!r})"
+    )
     return {
         "outcome": "verifier-needs-network",
-        "message": "the verifier reaches the network at verify time (" + ", ".join(targets[:4]) + ") and " + why
-                   + ": the oracle's failure says nothing about the task",
+        "message": "the verifier reaches the network at verify time ("
+        + ", ".join(targets[:4])
+        + ") and "
+        + why
+        + ": the oracle's failure says nothing about the task",
         "remedy": "to make the run conclusive, give the verifier the task's network: [sandbox] verifier_network = "
-                  "\"task\" with [sandbox] default_network = \"public\" on a machine where names resolve; or "
-                  "install what the verifier fetches in the image",
-        "urls": targets, "evidence": evidence, "trial_ids": [r.trial_id for r in failed],
+        '"task" with [sandbox] default_network = "public" on a machine where names resolve; or '
+        "install what the verifier fetches in the image",
+        "urls": targets,
+        "evidence": evidence,
+        "trial_ids": [r.trial_id for r in failed],
         "network_cut_by": "qa" if cut_by_us else "machine",
     }
 
@@ -174,8 +182,11 @@ def base_independent_failure(env: Environment, step: str | None, message: str) -
     lowered = message.lower()
     if "forbidden path outside the build context" in lowered or "outside of the build context" in lowered:
         return f"{step or '(a COPY/ADD step)'}: {message.strip()}"
-    if step and _copy_sources(step) is not None and ("file not found in build context" in lowered
-                                                    or "no such file or directory" in lowered):
+    if (
+        step
+        and _copy_sources(step) is not None
+        and ("file not found in build context" in lowered or "no such file or directory" in lowered)
+    ):
         return f"{step}: {message.strip()}"
     return None
 
@@ -190,11 +201,14 @@ def _rel_dir(env: Environment) -> str:
 def image_map_build_failed(env: Environment, config: QAConfig, error: Exception) -> dict | None:
     if getattr(error, "timed_out", False):
         return None
-    _text, rewrites, _bases = rewrite_dockerfile(env.dockerfile.read_text(errors="replace"),
-                                                 config.sandbox.resolved_image_map())
+    _text, rewrites, _bases = rewrite_dockerfile(
+        env.dockerfile.read_text(errors="replace"), config.sandbox.resolved_image_map()
+    )
     if not rewrites:
         return None
     log_tail = getattr(error, "log_tail", "") or ""
+    if build_needs_network(error, failing_step(log_tail)) is not None:
+        return None  # the step reached for the network: build-needs-network, not the substitute's doing
     if base_independent_failure(env, failing_step(log_tail), f"{error}\n{log_tail}") is not None:
         return None  # fails on the original base too: the task's finding, not the substitute's
     step = failing_step(log_tail) or "(no step line in the build log)"
@@ -202,12 +216,13 @@ def image_map_build_failed(env: Environment, config: QAConfig, error: Exception)
     return {
         "outcome": "image-map-build-failed",
         "message": f"the image did not build after the image map replaced its base ({swapped}); failing step: {step} "
-                   f"({error}). The substitute may lack what the original image has",
+        f"({error}). The substitute may lack what the original image has",
         "remedy": "to make the run conclusive, build against the original image: [sandbox] image_map_enabled = false "
-                  "where a registry is reachable, or map the image to a local one that has what this step needs",
-        "images": [{"original": o, "substitute": t} for o, t in rewrites], "step": step,
+        "where a registry is reachable, or map the image to a local one that has what this step needs",
+        "images": [{"original": o, "substitute": t} for o, t in rewrites],
+        "step": step,
         "evidence": [f"image map: {swapped}", f"failing step: {step}", f"error: {error}"]
-                    + ([f"build log (last lines):\n{chr(10).join(log_tail.splitlines()[-12:])}"] if log_tail else []),
+        + ([f"build log (last lines):\n{chr(10).join(log_tail.splitlines()[-12:])}"] if log_tail else []),
     }
 
 
@@ -223,24 +238,35 @@ def incomplete_line(outcome: dict) -> str:
 
 
 def build_failure_update(env: Environment, config: QAConfig, error: Exception, finding: Finding) -> dict:
-    """The validate node's state update for a failed build: inconclusive after an image-map swap, else the finding."""
-    outcome = image_map_build_failed(env, config, error)
+    """The validate node's state update for a failed build: inconclusive when the failing step reached for the
+    network (build-needs-network) or after an image-map swap (image-map-build-failed), else the finding."""
+    outcome = build_needs_network(error, failing_step(getattr(error, "log_tail", "") or "")) or image_map_build_failed(
+        env, config, error
+    )
     if outcome is None:
         log_tail = getattr(error, "log_tail", "") or ""
         why = base_independent_failure(env, failing_step(log_tail), f"{error}\n{log_tail}")
         if why is not None:  # the image map may have swapped the base, but this step fails on any base
-            finding = finding.model_copy(update={
-                "message": f"{finding.message} (the failing step does not depend on the base image: {why})",
-                "evidence": [f"fails on the original base image too: {why}", *finding.evidence],
-                "fix": "copy only files inside the build context (environment/), and make sure they exist"})
+            finding = finding.model_copy(
+                update={
+                    "message": f"{finding.message} (the failing step does not depend on the base image: {why})",
+                    "evidence": [f"fails on the original base image too: {why}", *finding.evidence],
+                    "fix": "copy only files inside the build context (environment/), and make sure they exist",
+                }
+            )
         return {"findings": [finding.model_dump(mode="json")]}
     return {"inconclusive": [outcome], "incomplete": [incomplete_line(outcome)]}
 
 
-def validation_update(env: Environment, config: QAConfig, results: list[TrialResult],
-                      findings: list[Finding]) -> dict:
-    """Validation findings, minus those a cut network explains (then the run is inconclusive instead)."""
-    outcome = verifier_needs_network(env, config, results)
+def validation_update(env: Environment, config: QAConfig, results: list[TrialResult], findings: list[Finding]) -> dict:
+    """Validation findings, minus those a cut network explains (then the run is inconclusive instead). The
+    phases in the order they run: a step's setup, the reference solution, the verifier; the first whose own
+    output shows the network error is the cause."""
+    outcome = (
+        phase_needs_network(env, config, results, "setup")
+        or phase_needs_network(env, config, results, "oracle")
+        or verifier_needs_network(env, config, results)
+    )
     update = {"findings": [f.model_dump(mode="json") for f in withdraw(findings, outcome)]}
     if outcome is not None:
         update.update(inconclusive=[outcome], incomplete=[incomplete_line(outcome)])

@@ -34,12 +34,18 @@ def lint_structure(env: Environment) -> list[Finding]:
         lineno, line = span.start + 1, lines[span.start]
         what = hit.group(2)
         is_solution = what.startswith("sol")
-        findings.append(Finding(
-            rule="dockerfile-copies-solution" if is_solution else "dockerfile-copies-tests",
-            label=Label.SHORTCUT, severity=Severity.CRITICAL,
-            message=(f"the agent's image receives {'the reference solution' if is_solution else 'the tests'} "
-                     f"({sources}): an agent can read and replay it"),
-            evidence=[f"{rel}:{lineno}: {line.strip()}"], location=f"{rel}:{lineno}",
-            fix="remove this COPY; solution/ and tests/ are uploaded only in their own phase",
-        ))
+        findings.append(
+            Finding(
+                rule="dockerfile-copies-solution" if is_solution else "dockerfile-copies-tests",
+                label=Label.SHORTCUT,
+                severity=Severity.CRITICAL,
+                message=(
+                    f"the agent's image receives {'the reference solution' if is_solution else 'the tests'} "
+                    f"({sources}): an agent can read and replay it"
+                ),
+                evidence=[f"{rel}:{lineno}: {line.strip()}"],
+                location=f"{rel}:{lineno}",
+                fix="remove this COPY; solution/ and tests/ are uploaded only in their own phase",
+            )
+        )
     return findings

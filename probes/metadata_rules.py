@@ -30,13 +30,46 @@ import yaml
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Severity
 
-PLACEHOLDERS = {"todo", "tbd", "fixme", "xxx", "placeholder", "category", "tag", "tags", "tag1", "tag2", "tag3",
-                "foo", "bar", "changeme", "change-me", "your-name", "yourname",
-                "your-category", "name", "author", "author-name", "unknown", "none", "n/a", "na", "null", "-", "?",
-                "...", "lorem-ipsum", "my-tag", "your-tag", "keyword", "keyword1"}
+PLACEHOLDERS = {
+    "todo",
+    "tbd",
+    "fixme",
+    "xxx",
+    "placeholder",
+    "category",
+    "tag",
+    "tags",
+    "tag1",
+    "tag2",
+    "tag3",
+    "foo",
+    "bar",
+    "changeme",
+    "change-me",
+    "your-name",
+    "yourname",
+    "your-category",
+    "name",
+    "author",
+    "author-name",
+    "unknown",
+    "none",
+    "n/a",
+    "na",
+    "null",
+    "-",
+    "?",
+    "...",
+    "lorem-ipsum",
+    "my-tag",
+    "your-tag",
+    "keyword",
+    "keyword1",
+}
 TEMPLATE = re.compile(r"^(<.*>|\{\{.*\}\}|\$\{.*\}|\[.*\])$")
-EMAIL_PLACEHOLDER = re.compile(r"^(you|your[\w.-]*|user|name|author|email|me|foo|someone)@example\.(com|org|net)$",
-                               re.I)
+EMAIL_PLACEHOLDER = re.compile(
+    r"^(you|your[\w.-]*|user|name|author|email|me|foo|someone)@example\.(com|org|net)$", re.I
+)
 ESTIMATES = ("expert_time_estimate_min", "junior_time_estimate_min")
 WEEK_MIN, DAY_MIN, FACTOR = 7 * 24 * 60.0, 24 * 60.0, 100.0
 
@@ -105,20 +138,29 @@ def placeholder_rules(env: Environment) -> list[Finding]:
             shown = key if key.startswith("task.") else section + key
             hits.append(f"{line_of(env, where, key)}: {shown} holds {bad!r}")
     for author in meta.get("task.authors") or []:
-        if isinstance(author, dict) and (not str(author.get("name", "")).strip() or _placeholder(author.get("name"))
-                                         or _placeholder(author.get("email"))):
+        if isinstance(author, dict) and (
+            not str(author.get("name", "")).strip()
+            or _placeholder(author.get("name"))
+            or _placeholder(author.get("email"))
+        ):
             hits.append(f"{line_of(env, where, 'authors')}: [task] authors has {author!r}")
     for key in ESTIMATES:
         if key in meta and _number(meta[key]) == 0:
             hits.append(f"{line_of(env, where, key)}: {section}{key} = 0 (the template's default)")
     if not hits:
         return []
-    return [Finding(
-        rule="task-metadata-placeholder", label=Label.BRITTLENESS, severity=Severity.INFO,
-        message=f"{where} has metadata that was never filled in (a template default or placeholder): dataset "
-                "tooling sorts, filters and credits tasks by it",
-        evidence=hits[:8], location=hits[0].split(": ")[0],
-        fix="replace placeholder metadata with the task's real category, tags, author and time estimates")]
+    return [
+        Finding(
+            rule="task-metadata-placeholder",
+            label=Label.BRITTLENESS,
+            severity=Severity.INFO,
+            message=f"{where} has metadata that was never filled in (a template default or placeholder): dataset "
+            "tooling sorts, filters and credits tasks by it",
+            evidence=hits[:8],
+            location=hits[0].split(": ")[0],
+            fix="replace placeholder metadata with the task's real category, tags, author and time estimates",
+        )
+    ]
 
 
 def estimate_rules(env: Environment) -> list[Finding]:
@@ -134,28 +176,50 @@ def estimate_rules(env: Environment) -> list[Finding]:
         if value < 0:
             problems.append((Severity.WARNING, f"{key} = {value:g} is negative"))
         elif value >= WEEK_MIN:
-            problems.append((Severity.WARNING, f"{key} = {value:g} min is {value / DAY_MIN:.0f} days: no terminal "
-                             "task takes a week (seconds or hours written as minutes?)"))
+            problems.append(
+                (
+                    Severity.WARNING,
+                    f"{key} = {value:g} min is {value / DAY_MIN:.0f} days: no terminal "
+                    "task takes a week (seconds or hours written as minutes?)",
+                )
+            )
     if expert is not None and expert > 0:
         if expert >= FACTOR * timeout_min:
-            problems.append((Severity.WARNING, f"expert_time_estimate_min = {expert:g} is {expert / timeout_min:.0f}x "
-                             f"the agent's timeout ({env.agent_timeout_sec:g} s): the estimate or the timeout is off "
-                             "by orders of magnitude"))
+            problems.append(
+                (
+                    Severity.WARNING,
+                    f"expert_time_estimate_min = {expert:g} is {expert / timeout_min:.0f}x "
+                    f"the agent's timeout ({env.agent_timeout_sec:g} s): the estimate or the timeout is off "
+                    "by orders of magnitude",
+                )
+            )
         if difficulty == "easy" and expert >= DAY_MIN:
-            problems.append((Severity.WARNING, f"difficulty is easy but expert_time_estimate_min = {expert:g} "
-                             "(a day or more)"))
+            problems.append(
+                (Severity.WARNING, f"difficulty is easy but expert_time_estimate_min = {expert:g} (a day or more)")
+            )
         if junior is not None and 0 < junior < expert:
-            problems.append((Severity.INFO, f"expert_time_estimate_min = {expert:g} is longer than "
-                             f"junior_time_estimate_min = {junior:g} (swapped?)"))
+            problems.append(
+                (
+                    Severity.INFO,
+                    f"expert_time_estimate_min = {expert:g} is longer than "
+                    f"junior_time_estimate_min = {junior:g} (swapped?)",
+                )
+            )
     if not problems:
         return []
     severity = Severity.WARNING if any(s == Severity.WARNING for s, _ in problems) else Severity.INFO
     at = line_of(env, where, ESTIMATES[0] if expert is not None else ESTIMATES[1])
-    return [Finding(
-        rule="task-time-estimate-implausible", label=Label.BRITTLENESS, severity=severity,
-        message=f"{where}'s time estimates cannot describe this task: " + "; ".join(p for _s, p in problems),
-        evidence=[f"{at}: {section}{p}" for _s, p in problems][:6], location=at,
-        fix="give expert and junior time estimates in minutes, as measured on the reference solution")]
+    return [
+        Finding(
+            rule="task-time-estimate-implausible",
+            label=Label.BRITTLENESS,
+            severity=severity,
+            message=f"{where}'s time estimates cannot describe this task: " + "; ".join(p for _s, p in problems),
+            evidence=[f"{at}: {section}{p}" for _s, p in problems][:6],
+            location=at,
+            fix="give expert and junior time estimates in minutes, as measured on the reference solution",
+        )
+    ]
 
 
 def metadata_realism_findings(env: Environment) -> list[Finding]:

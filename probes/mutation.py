@@ -24,14 +24,30 @@ import structlog
 
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Severity, TrialResult
+from envqa.core.sandbox import Sandbox
 from envqa.probes.flakiness import verdict_on_state
 from envqa.probes.mutation_kinds import code_kind, output_rank, stated_in, traced_code, verifier_text
-from envqa.core.sandbox import Sandbox
+from envqa.probes.mutation_tolerance import FileVerdicts, every_record_changed, records, verifier_thresholds
 
 log = structlog.get_logger(__name__)
 
-IGNORED_PREFIXES = ("/tests", "/solution", "/logs", "/tmp", "/var/tmp", "/root/.cache", "/proc", "/dev", "/run",
-                    "/var/cache", "/var/log", "/var/lib/apt", "/var/lib/dpkg", "/etc/ld.so.cache", "/root/.bash_history")
+IGNORED_PREFIXES = (
+    "/tests",
+    "/solution",
+    "/logs",
+    "/tmp",
+    "/var/tmp",
+    "/root/.cache",
+    "/proc",
+    "/dev",
+    "/run",
+    "/var/cache",
+    "/var/log",
+    "/var/lib/apt",
+    "/var/lib/dpkg",
+    "/etc/ld.so.cache",
+    "/root/.bash_history",
+)
 MAX_BYTES = 1024 * 1024
 NUMBER = re.compile(rb"\d+")
 MAX_CANDIDATES = 400  # changed paths checked for "regular file, small enough" (a pip install changes thousands)
@@ -42,6 +58,10 @@ class Mutant:
     path: str
     kind: str
     data: bytes | None  # None: delete the file
+    # "whole": a wholly wrong answer (emptied, replaced, every record changed); "record": one record wrong.
+    # A verifier that passes only "record" mutants may tolerate partial answers by design (mutation_tolerance).
+    scope: str = "whole"
+    optional: bool = False  # tried only while the file's verdicts still look like tolerance
 
 
 def output_files(sandbox: Sandbox, limit: int, instruction: str = "") -> list[str]:
@@ -54,18 +74,34 @@ def output_files(sandbox: Sandbox, limit: int, instruction: str = "") -> list[st
         changes = sandbox.changed_paths()
     except NotImplementedError:
         return []
-    except Exception as e:  # the backend cannot say: mutation testing is skipped, not failed
+    except Exception as e:  # noqa: BLE001 - the backend cannot say: mutation testing is skipped, not failed
         log.warning("mutation.diff_failed", error=str(e))
         return []
-    paths = sorted({c.path for c in changes if c.kind in ("changed", "added")
-                    and not c.path.startswith(IGNORED_PREFIXES) and "__pycache__" not in c.path
-                    and not c.path.endswith((".pyc", "/conftest.py"))},
-                   key=lambda p: output_rank(p, instruction))[:MAX_CANDIDATES]
+    paths = sorted(
+        {
+            c.path
+            for c in changes
+            if c.kind in ("changed", "added")
+            and not c.path.startswith(IGNORED_PREFIXES)
+            and "__pycache__" not in c.path
+            and not c.path.endswith((".pyc", "/conftest.py"))
+        },
+        key=lambda p: output_rank(p, instruction),
+    )[:MAX_CANDIDATES]
     if not paths:
         return []
-    res = sandbox.exec(["bash", "-c", "for p in " + " ".join(shlex.quote(p) for p in paths)
-                        + '; do [ -f "$p" ] && [ ! -L "$p" ] && [ $(stat -c %s "$p") -le ' + str(MAX_BYTES)
-                        + ' ] && echo "$p"; done; true'], timeout=60)
+    res = sandbox.exec(
+        [
+            "bash",
+            "-c",
+            "for p in "
+            + " ".join(shlex.quote(p) for p in paths)
+            + '; do [ -f "$p" ] && [ ! -L "$p" ] && [ $(stat -c %s "$p") -le '
+            + str(MAX_BYTES)
+            + ' ] && echo "$p"; done; true',
+        ],
+        timeout=60,
+    )
     files = {p for p in res.stdout.splitlines() if p}
     return [p for p in paths if p in files][:limit]
 
@@ -83,13 +119,33 @@ def mutants_of(path: str, data: bytes, executable: bool, code=...) -> list[Mutan
     lines = data.splitlines(keepends=True)
     while lines and not lines[-1].strip():
         lines.pop()
+    several = records(data) >= 2  # with one record, changing it is changing every record
+    if several:
+        out.append(Mutant(path, "every record changed", every_record_changed(data)))
     if len(lines) >= 2:
-        out.append(Mutant(path, "last line removed", b"".join(lines[:-1])))
+        out.append(Mutant(path, "last line removed", b"".join(lines[:-1]), scope="record" if several else "whole"))
     m = NUMBER.search(data)
     if m:
         bumped = str(int(m.group()) + 1).encode()
-        out.append(Mutant(path, f"number {m.group().decode()} -> {bumped.decode()}",
-                          data[: m.start()] + bumped + data[m.end():]))
+        out.append(
+            Mutant(
+                path,
+                f"number {m.group().decode()} -> {bumped.decode()}",
+                data[: m.start()] + bumped + data[m.end() :],
+                scope="record" if several else "whole",
+            )
+        )
+    if records(data) >= 3:  # a middle record too: a verifier checking only some records is not tolerant
+        middle = records(data) // 2
+        out.append(
+            Mutant(
+                path,
+                f"record {middle + 1} changed",
+                every_record_changed(data, only=middle),
+                scope="record",
+                optional=True,
+            )
+        )
     return out
 
 
@@ -100,49 +156,119 @@ def _apply(sandbox: Sandbox, mutant: Mutant, mode: int) -> None:
         sandbox.write_file(mutant.path, mutant.data, mode)
 
 
-def mutation_findings(sandbox: Sandbox, env: Environment, result: TrialResult, limit: int,
-                      threshold: float) -> list[Finding]:
+@dataclass
+class _Survivor:
+    path: str
+    line: str  # the evidence line
+    serious: bool  # data, or an output the instruction names
+
+
+def _judge_file(
+    sandbox: Sandbox, env: Environment, path: str, tests: str, traced: set[str], out_dir, threshold: float
+) -> tuple[FileVerdicts, list[_Survivor], int] | None:
+    """Mutate one output file, one mutant at a time, restoring it after each verdict: (verdicts by scope,
+    surviving mutants, mutants tried), or None when the file is gone."""
+    try:
+        data = sandbox.read_file(path, MAX_BYTES)
+    except (FileNotFoundError, IsADirectoryError):
+        return None
+    st = sandbox.exec(["stat", "-c", "%a", path], timeout=30).stdout.strip() or "644"
+    mode = int(st, 8)
+    executable = bool(mode & 0o111)
+    code = code_kind(path, data, executable, tests, traced)
+    serious = code is None or stated_in(path, env.instruction)
+    judged, survivors, tried = FileVerdicts(path), [], 0
+    for mutant in [Mutant(path, "deleted", None)] + mutants_of(path, data, executable, code):
+        if mutant.optional and not judged.tolerant():
+            continue  # the file's verdicts already rule tolerance out (or in a wholly wrong mutant passed)
+        _apply(sandbox, mutant, mode)
+        verdict = verdict_on_state(sandbox, env, out_dir(), threshold)
+        tried += 1
+        sandbox.write_file(path, data, mode)  # restore before anything else looks
+        if mutant.data is None:
+            if verdict != "fail":
+                break  # deleting it does not matter: the verifier does not check this file
+            continue
+        (judged.whole if mutant.scope == "whole" else judged.record).append((mutant.kind, verdict))
+        if verdict == "pass":
+            what = (
+                ""
+                if code is None
+                else f" (code: {code}" + (")" if serious else "; not an output the instruction names)")
+            )
+            survivors.append(_Survivor(path, f"{path}: {mutant.kind} -> verifier still passes{what}", serious))
+    log.info("mutation.file", path=path, code=code, whole=judged.whole, record=judged.record)
+    return judged, survivors, tried
+
+
+def mutation_findings(
+    sandbox: Sandbox, env: Environment, result: TrialResult, limit: int, threshold: float
+) -> list[Finding]:
     files = output_files(sandbox, limit, env.instruction)
     tests = verifier_text(env)
     traced = traced_code(result.artifacts_dir)  # what the verifier executed or imported, when it was traced
     base = Path(result.artifacts_dir or ".") / "probes"
-    survivors: list[tuple[str, bool]] = []  # (evidence line, serious: data, or an output the instruction names)
+    count = iter(range(1, 1_000_000))
+    judged: list[FileVerdicts] = []
+    survivors: list[_Survivor] = []
     tried = 0
     for path in files:
-        try:
-            data = sandbox.read_file(path, MAX_BYTES)
-        except (FileNotFoundError, IsADirectoryError):
-            continue
-        st = sandbox.exec(["stat", "-c", "%a", path], timeout=30).stdout.strip() or "644"
-        mode = int(st, 8)
-        executable = bool(mode & 0o111)
-        code = code_kind(path, data, executable, tests, traced)
-        serious = code is None or stated_in(path, env.instruction)
-        verdicts = []
-        for mutant in [Mutant(path, "deleted", None)] + mutants_of(path, data, executable, code):
-            _apply(sandbox, mutant, mode)
-            tried += 1
-            verdict = verdict_on_state(sandbox, env, base / f"mutant-{tried}", threshold)
-            sandbox.write_file(path, data, mode)  # restore before anything else looks
-            verdicts.append((mutant.kind, verdict))
-            if mutant.data is None and verdict != "fail":
-                break  # deleting it does not matter: the verifier does not check this file
-            if verdict == "pass":
-                what = "" if code is None else f" (code: {code}" + (")" if serious else
-                                                                     "; not an output the instruction names)")
-                survivors.append((f"{path}: {mutant.kind} -> verifier still passes{what}", serious))
-        log.info("mutation.file", path=path, code=code, verdicts=verdicts)
+        out = _judge_file(sandbox, env, path, tests, traced, lambda: base / f"mutant-{next(count)}", threshold)
+        if out is not None:
+            judged.append(out[0])
+            survivors += out[1]
+            tried += out[2]
     if not survivors:
         return []
-    serious = any(s for _line, s in survivors)
-    return [Finding(
-        rule="verifier-accepts-mutant", label=Label.SHORTCUT, severity=Severity.ERROR if serious else Severity.WARNING,
+    thresholds = verifier_thresholds(env)
+    # Tolerant: wholly wrong mutants fail and one-record mutants pass, either all of them (seen dynamically) or
+    # some of them where the tests' code scores the records against a threshold (seen statically).
+    tolerant = {j.path for j in judged if j.tolerant() or (thresholds and j.only_partial())}
+    wrong = [s for s in survivors if s.path not in tolerant]
+    head = f"trial {result.trial_id} (oracle end state), {tried} mutants of {len(files)} output file(s)"
+    found = [_accepts_mutant(result, head, wrong)] if wrong else []
+    if tolerant:
+        found.append(_tolerates(result, head, [j for j in judged if j.path in tolerant], thresholds))
+    return found
+
+
+def _accepts_mutant(result: TrialResult, head: str, survivors: list[_Survivor]) -> Finding:
+    serious = any(s.serious for s in survivors)
+    return Finding(
+        rule="verifier-accepts-mutant",
+        label=Label.SHORTCUT,
+        severity=Severity.ERROR if serious else Severity.WARNING,
         message=f"the verifier passed {len(survivors)} mutant(s) of the oracle's outputs: "
-                + ("it does not check what the task asks for, so wrong work earns reward" if serious else
-                   "all of them in code the instruction does not name as an output, so they may be equivalent "
-                   "mutants; check whether the tests exercise that code"),
-        evidence=[f"trial {result.trial_id} (oracle end state), {tried} mutants of {len(files)} output file(s)"]
-        + [line for line, _s in survivors][:12],
-        location="tests/", trial_ids=[result.trial_id],
+        + (
+            "it does not check what the task asks for, so wrong work earns reward"
+            if serious
+            else "all of them in code the instruction does not name as an output, so they may be equivalent "
+            "mutants; check whether the tests exercise that code"
+        ),
+        evidence=[head] + [s.line for s in survivors][:12],
+        location="tests/",
+        trial_ids=[result.trial_id],
         fix="compare the outputs' full content (every line, every number) with the expected values",
-    )]
+    )
+
+
+def _tolerates(result: TrialResult, head: str, files: list[FileVerdicts], thresholds: list[str]) -> Finding:
+    stated = "; ".join(t.split(": ", 1)[-1] for t in thresholds[:3])
+    return Finding(
+        rule="verifier-tolerates-partial-answer",
+        label=Label.BRITTLENESS,
+        severity=Severity.INFO,
+        message="the verifier scores the answer record by record and passes above a threshold"
+        + (f" ({stated})" if stated else " (seen from the mutants: not stated in the tests' Python code)")
+        + ": a partly wrong answer earns reward, a wholly wrong one does not",
+        evidence=[head]
+        + [f"threshold in {t}" for t in thresholds[:4]]
+        + [
+            f"{j.path}: one record wrong -> {', '.join(f'{k}: {v}' for k, v in j.record)}; wholly wrong -> "
+            f"{', '.join(f'{k}: {v}' for k, v in j.whole)}"
+            for j in files[:6]
+        ],
+        location=thresholds[0].split(":", 1)[0] if thresholds else "tests/",
+        trial_ids=[result.trial_id],
+        fix="nothing, if the instruction states the tolerance; otherwise state it there",
+    )

@@ -19,19 +19,66 @@ import posixpath
 import re
 from pathlib import Path
 
-UNPARSED_CODE_SUFFIXES = (".c", ".h", ".cc", ".cpp", ".hpp", ".rs", ".go", ".js", ".ts", ".java", ".rb", ".pl",
-                          ".lua", ".php", ".cs", ".kt", ".swift", ".scala", ".hs", ".ml", ".s", ".asm", ".sql",
-                          ".r", ".py", ".sh")
-CODE_NODES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.While,
-              ast.If, ast.With, ast.Try, ast.Lambda, ast.Call)
+UNPARSED_CODE_SUFFIXES = (
+    ".c",
+    ".h",
+    ".cc",
+    ".cpp",
+    ".hpp",
+    ".rs",
+    ".go",
+    ".js",
+    ".ts",
+    ".java",
+    ".rb",
+    ".pl",
+    ".lua",
+    ".php",
+    ".cs",
+    ".kt",
+    ".swift",
+    ".scala",
+    ".hs",
+    ".ml",
+    ".s",
+    ".asm",
+    ".sql",
+    ".r",
+    ".py",
+    ".sh",
+)
+CODE_NODES = (
+    ast.Import,
+    ast.ImportFrom,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.For,
+    ast.While,
+    ast.If,
+    ast.With,
+    ast.Try,
+    ast.Lambda,
+    ast.Call,
+)
 # What a regular expression has and prose or numbers do not.
-REGEX_FEATURES = (re.compile(r"\\[dDwWsSbB]"), re.compile(r"\[[^\]\s]+\]"), re.compile(r"\(\?[:=!<P]"),
-                  re.compile(r"\{\d+(?:,\d*)?\}"), re.compile(r"^\^"), re.compile(r"\$$"),
-                  re.compile(r"\)[*+?]"), re.compile(r"\\\."))
+REGEX_FEATURES = (
+    re.compile(r"\\[dDwWsSbB]"),
+    re.compile(r"\[[^\]\s]+\]"),
+    re.compile(r"\(\?[:=!<P]"),
+    re.compile(r"\{\d+(?:,\d*)?\}"),
+    re.compile(r"^\^"),
+    re.compile(r"\$$"),
+    re.compile(r"\)[*+?]"),
+    re.compile(r"\\\."),
+)
 # How a verifier hands a file's content to a regex engine (Python, grep, bash, JavaScript, Perl-ish).
-REGEX_ENGINE = re.compile(r"\bre\.(?:compile|match|search|fullmatch|findall|finditer|sub|split)\b|"
-                          r"\bgrep\b[^\n]*\s-(?:\w*[EPf]\w*)\b|\bgrep\s+--(?:extended|perl)-regexp|=~|\bRegExp\b|"
-                          r"\bregex\.|\bpcre", re.I)
+REGEX_ENGINE = re.compile(
+    r"\bre\.(?:compile|match|search|fullmatch|findall|finditer|sub|split)\b|"
+    r"\bgrep\b[^\n]*\s-(?:\w*[EPf]\w*)\b|\bgrep\s+--(?:extended|perl)-regexp|=~|\bRegExp\b|"
+    r"\bregex\.|\bpcre",
+    re.I,
+)
 SYSTEM_PREFIXES = ("/usr/", "/etc/", "/var/", "/lib", "/bin/", "/sbin/", "/root/.")
 PACKAGE_PARTS = ("/site-packages/", "/dist-packages/", "/node_modules/", "/.cache/", "/.npm/", "/.cargo/")
 MAX_TEST_BYTES = 512 * 1024
@@ -60,8 +107,11 @@ def traced_code(artifacts_dir: str | None) -> set[str]:
         return set()
     from envqa.probes.trust import traced_uses  # the trust tracer's parser: one reading of a trace
 
-    return {p for p, (uses, _line) in traced_uses(path.read_text(errors="replace")).items()
-            if uses & {"executed", "imported"}}
+    return {
+        p
+        for p, (uses, _line) in traced_uses(path.read_text(errors="replace")).items()
+        if uses & {"executed", "imported"}
+    }
 
 
 def _python_code(text: str) -> bool:

@@ -3,6 +3,11 @@
 On that state: verifier re-runs (flakiness), the reference outputs searched for in the image (leaked
 answers), then mutation testing. One container serves all three, so they cost verifier runs, not
 container starts.
+
+Trust tracing (probes/trust.py) runs on the end state whatever the oracle did (issue 35): a failing oracle
+still leaves one the verifier judged, and a verifier that reads its expected answer from the agent's image is a
+flaw either way. When the oracle leaves none (it crashed, or no verifier ran), the nop's end state is traced.
+A failing oracle still holds the mechanical fixers back (graphs/revise.py); the findings are reported.
 """
 
 from __future__ import annotations
@@ -11,12 +16,16 @@ import json
 
 from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
 from envqa.core.package_scripts import read_script
+from envqa.core.registry import VERIFIER_ERRORS
+from envqa.core.sandbox import Sandbox
+from envqa.core.wrap_tools import task_tests_text
 from envqa.probes.base import ProbeContext, register_probe
 from envqa.probes.flakiness import rerun_findings
-from envqa.probes.mutation import output_files, mutation_findings
+from envqa.probes.mutation import mutation_findings, output_files
 from envqa.probes.strace_rules import pass_findings
 from envqa.probes.trust import trace_anchors, trust_findings
-from envqa.core.sandbox import Sandbox
+from envqa.probes.variation import PROBE as VARIATION
+from envqa.probes.variation import variation_findings
 
 MIN_LEAK_BYTES = 16
 
@@ -43,8 +52,9 @@ def leaked_output_findings(sandbox: Sandbox, result: TrialResult, outputs: list[
         changed = [c.path for c in sandbox.changed_paths()]
     except NotImplementedError:
         changed = outputs
-    payload = json.dumps({"files": files, "exclude": changed,
-                          "skip": ["/proc", "/sys", "/dev", "/run", "/tests", "/solution", "/logs"]})
+    payload = json.dumps(
+        {"files": files, "exclude": changed, "skip": ["/proc", "/sys", "/dev", "/run", "/tests", "/solution", "/logs"]}
+    )
     res = sandbox.exec(["python3", "-c", IMAGE_SCAN, "copies"], input=payload.encode(), timeout=120)
     try:
         hits = json.loads(res.stdout.strip().splitlines()[-1]) if res.ok else []
@@ -52,36 +62,61 @@ def leaked_output_findings(sandbox: Sandbox, result: TrialResult, outputs: list[
         hits = []
     if not hits:
         return []
-    return [Finding(
-        rule="solution-output-in-image", label=Label.SHORTCUT, severity=Severity.CRITICAL,
-        message="the reference solution's outputs are already in the agent's image: copying them earns reward",
-        evidence=[f"oracle output {out} is byte-identical to image file {src}" for out, src in hits[:10]],
-        location="environment/Dockerfile", trial_ids=[result.trial_id],
-        fix="do not ship expected outputs in the image; generate them in tests/ at verify time",
-    )]
+    return [
+        Finding(
+            rule="solution-output-in-image",
+            label=Label.SHORTCUT,
+            severity=Severity.CRITICAL,
+            message="the reference solution's outputs are already in the agent's image: copying them earns reward",
+            evidence=[f"oracle output {out} is byte-identical to image file {src}" for out, src in hits[:10]],
+            location="environment/Dockerfile",
+            trial_ids=[result.trial_id],
+            fix="do not ship expected outputs in the image; generate them in tests/ at verify time",
+        )
+    ]
 
 
 @register_probe("oracle_state")
 def oracle_state_probe(ctx: ProbeContext) -> list[Finding]:
-    if any(t.agent == "oracle" for t in ctx.validation) and not ctx.passed("oracle"):
-        ctx.skip("oracle_state", "the oracle did not pass in validation: no passing end state for verifier re-runs, "
-                 "the leaked-output search or mutation testing")
+    if any(t.agent == "oracle" for t in ctx.validation) and not ctx.passed("oracle") and not ctx.settings.strace:
+        ctx.skip(
+            "oracle_state",
+            "the oracle did not pass in validation: no passing end state for verifier re-runs, "
+            "the leaked-output search or mutation testing; trust tracing is off ([probes] strace = false)",
+        )
         return []  # nothing to mutate: validation already reported the broken reference
     threshold = ctx.config.validate_.pass_threshold
     found: list[Finding] = []
     anchors: list = []  # trust tracing (probes/trust.py): image files the verifier reads or runs
+    traced_on: list[TrialResult] = []  # the end state trust tracing ran on (the oracle's, else the nop's)
+
+    def trace(sandbox: Sandbox, result: TrialResult) -> None:
+        """Trust tracing on any end state the verifier judged, pass or fail (issue 35: a verifier that reads its
+        expected answer from the agent's image is a flaw whatever the oracle does)."""
+        if not ctx.settings.strace or not verifier_ran(result):
+            return
+        traced = trace_anchors(sandbox, ctx.env, result)
+        traced_on.append(result)
+        if isinstance(traced, str):
+            ctx.skip("oracle_state/trust", traced)
+        else:
+            anchors.extend(traced)
+            ctx.ran(
+                "oracle_state/trust",
+                f"{len(traced)} image file(s) used by the verifier on the end state of "
+                f"{result.agent} trial {result.trial_id} ({result.outcome.value})",
+            )
 
     def on_state(sandbox: Sandbox, result: TrialResult) -> None:
+        trace(sandbox, result)  # first, before reruns and mutants touch the end state
         if result.outcome != Outcome.PASS:
-            ctx.skip("oracle_state", f"the hunt's oracle run {result.trial_id} did not pass: no end state to probe")
+            ctx.skip(
+                "oracle_state",
+                f"the hunt's oracle run {result.trial_id} did not pass: no passing end state for "
+                "verifier re-runs, the leaked-output search, mutation testing or variations (trust tracing "
+                "ran on its end state)",
+            )
             return
-        if ctx.settings.strace:  # first, before reruns and mutants touch the end state
-            traced = trace_anchors(sandbox, ctx.env, result)
-            if isinstance(traced, str):
-                ctx.skip("oracle_state/trust", traced)
-            else:
-                anchors.extend(traced)
-                ctx.ran("oracle_state/trust", f"{len(traced)} image file(s) used by the verifier")
         found.extend(rerun_findings(sandbox, ctx.env, result, ctx.settings.verifier_reruns, threshold))
         outputs = output_files(sandbox, 50)
         found.extend(leaked_output_findings(sandbox, result, outputs))
@@ -90,8 +125,20 @@ def oracle_state_probe(ctx: ProbeContext) -> list[Finding]:
             ctx.ran("oracle_state/mutation")
         else:
             ctx.skip("oracle_state/mutation", "nop already earns reward: every mutant would pass too")
+        if ctx.passed("nop"):  # last: the variation probe's build products are not undone exactly
+            ctx.skip(VARIATION, "nop already earns reward: the verifier accepts any end state")
+        else:
+            found.extend(variation_findings(ctx, sandbox, result, threshold))
 
     trial = ctx.trial("oracle", purpose="hunt-oracle-state", trace=ctx.settings.strace, keep=on_state)
-    found.extend(pass_findings(trial, ctx.env.instruction, "the oracle"))
-    found.extend(trust_findings(ctx, anchors, trial.result))
+    found.extend(pass_findings(trial, ctx.env.instruction, "the oracle", tests_text=task_tests_text(ctx.env)))
+    traced = trial.result
+    if ctx.settings.strace and not traced_on:  # the oracle left no judged end state: trace the nop's
+        traced = ctx.trial("nop", purpose="hunt-nop-state", keep=trace).result
+    found.extend(trust_findings(ctx, anchors, traced))
     return found
+
+
+def verifier_ran(result: TrialResult) -> bool:
+    """The verifier judged this end state (pass or fail), or ran and wrote no reward: what it read is known."""
+    return result.outcome in (Outcome.PASS, Outcome.FAIL) or result.error_class in VERIFIER_ERRORS

@@ -8,7 +8,7 @@ and whose trial is rebuilt and run where the job runs, then recorded in the stor
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from envqa.core.models import Finding
 from envqa.probes.base import ProbeContext
@@ -28,16 +28,18 @@ def exploit_replay_args(exploit: RegressionExploit, purpose: str, index: int = 0
 
 
 def _solver_replay(ctx: ProbeContext, args: dict) -> list[Finding]:
-    ctx.trial(ReplayAgent(args["commands"], args["source"]), purpose=args["purpose"], index=args["index"],
-              trace=args["trace"])
+    ctx.trial(
+        ReplayAgent(args["commands"], args["source"]), purpose=args["purpose"], index=args["index"], trace=args["trace"]
+    )
     return []
 
 
 def _exploit_replay(ctx: ProbeContext, args: dict) -> list[Finding]:
-    replay_exploit(ctx, RegressionExploit.model_validate(args["exploit"]), purpose=args["purpose"],
-                   index=args["index"])
+    replay_exploit(ctx, RegressionExploit.model_validate(args["exploit"]), purpose=args["purpose"], index=args["index"])
     return []
 
 
 UNITS: dict[str, Callable[[ProbeContext, dict], list[Finding]]] = {
-    SOLVER_REPLAY: _solver_replay, EXPLOIT_REPLAY: _exploit_replay}
+    SOLVER_REPLAY: _solver_replay,
+    EXPLOIT_REPLAY: _exploit_replay,
+}

@@ -19,13 +19,16 @@ from pydantic import ValidationError
 from envqa.agents.base import AgentContext, AgentRun
 from envqa.agents.trajectory import Trajectory
 from envqa.core.models import Finding, Outcome, TrialResult
+from envqa.core.wrap_tools import task_tests_text
 from envqa.probes.base import ProbeContext, register_probe
 from envqa.probes.strace_rules import pass_findings, wrapped_tools
 
 log = structlog.get_logger(__name__)
 
-SUSPICIOUS = re.compile(r"/logs/verifier|reward\.(txt|json)|(^|[\s'\"=])/tests\b|(^|[\s'\"=])/solution\b"
-                        r"|conftest\.py|sitecustomize|PYTEST_PLUGINS")
+SUSPICIOUS = re.compile(
+    r"/logs/verifier|reward\.(txt|json)|(^|[\s'\"=])/tests\b|(^|[\s'\"=])/solution\b"
+    r"|conftest\.py|sitecustomize|PYTEST_PLUGINS"
+)
 
 
 def solver_commands(result: TrialResult) -> list[str]:
@@ -38,8 +41,12 @@ def solver_commands(result: TrialResult) -> list[str]:
     except (ValidationError, ValueError) as e:
         log.warning("solver_replay.bad_trajectory", trial=result.trial_id, error=str(e))
         return []
-    return [c.arguments["command"] for s in trajectory.steps for c in (s.tool_calls or [])
-            if c.function_name == "bash" and isinstance(c.arguments.get("command"), str)]
+    return [
+        c.arguments["command"]
+        for s in trajectory.steps
+        for c in (s.tool_calls or [])
+        if c.function_name == "bash" and isinstance(c.arguments.get("command"), str)
+    ]
 
 
 def suspicious(commands: list[str], instruction: str) -> bool:
@@ -58,8 +65,9 @@ class ReplayAgent:
         lines = [f"# replay of {self.source}: {len(self.commands)} bash command(s)"]
         last = None
         for command in self.commands:
-            res = ctx.sandbox.exec(["bash", "-c", command], timeout=min(120.0, ctx.timeout_sec),
-                                   user=ctx.env.config.agent.user or None)
+            res = ctx.sandbox.exec(
+                ["bash", "-c", command], timeout=min(120.0, ctx.timeout_sec), user=ctx.env.config.agent.user or None
+            )
             last = res.exit_code
             lines += [f"$ {command[:400]}", (res.stdout + res.stderr).strip()[-2000:], f"[exit {res.exit_code}]"]
         (ctx.logs_dir / "transcript.txt").write_text("\n".join(lines) + "\n")
@@ -82,7 +90,7 @@ def solver_passes_probe(ctx: ProbeContext) -> list[Finding]:
         replayed += 1
         trial = ctx.trial(ReplayAgent(commands, source.trial_id), purpose="hunt-solver-replay", trace=True)
         who = f"a solver pass ({source.model or source.agent}, trial {source.trial_id}, replayed as {trial.result.trial_id})"
-        for f in pass_findings(trial, ctx.env.instruction, who):
+        for f in pass_findings(trial, ctx.env.instruction, who, tests_text=task_tests_text(ctx.env)):
             f.trial_ids = [source.trial_id, *f.trial_ids]
             findings.append(f)
     return findings

@@ -91,9 +91,15 @@ def conflicts(spec: str, parent_dir: Path, candidate_dir: Path) -> list[str]:
         out.append("task.toml's [metadata] spec is removed: the spec must travel with every version")
     elif after_spec != spec:
         out.append("task.toml's [metadata] spec is changed: a revision may not rewrite the spec it answers to")
-    places = [("instruction.md", "instruction.md no longer states", _text(parent_dir / "instruction.md"),
-               _text(candidate_dir / "instruction.md")),
-              ("tests/", "the tests no longer check", _tests_text(parent_dir), _tests_text(candidate_dir))]
+    places = [
+        (
+            "instruction.md",
+            "instruction.md no longer states",
+            _text(parent_dir / "instruction.md"),
+            _text(candidate_dir / "instruction.md"),
+        ),
+        ("tests/", "the tests no longer check", _tests_text(parent_dir), _tests_text(candidate_dir)),
+    ]
     for literal, sentence in spec_literals(spec).items():
         for _, what, before, after in places:
             if literal in before and literal not in after:

@@ -25,17 +25,19 @@ import yaml
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Severity
 from envqa.core.network_policy import verifier_network_of
-from envqa.probes.base import ProbeContext, register_probe
-from envqa.probes.image_checks import image_findings
-from envqa.probes.task_files import rel as _rel, test_script
-from envqa.probes.task_rules import task_findings
-from envqa.probes.guard_rules import permission_guard_rules
-from envqa.probes.metadata_rules import metadata_realism_findings
-from envqa.probes.verifier_shape_rules import verifier_shape_findings
 from envqa.core.parsers.dockerfile import parse_dockerfile
 from envqa.core.parsers.pip import pip_args, unpinned_packages
 from envqa.core.parsers.shell import Command, parse_script
 from envqa.core.task_config import NetworkMode
+from envqa.probes.base import ProbeContext, register_probe
+from envqa.probes.guard_rules import permission_guard_rules
+from envqa.probes.image_checks import image_findings
+from envqa.probes.instruction_rules import instruction_findings
+from envqa.probes.metadata_rules import metadata_realism_findings
+from envqa.probes.task_files import rel as _rel
+from envqa.probes.task_files import test_script
+from envqa.probes.task_rules import task_findings
+from envqa.probes.verifier_shape_rules import verifier_shape_findings
 
 REWARD_FILE = re.compile(r"reward\.(txt|json)$")
 SUCCESS = re.compile(r"""^(1|1\.0+|\{\s*"reward"\s*:\s*1(\.0+)?\s*\})$""")
@@ -87,23 +89,38 @@ def reward_rules(env: Environment) -> list[Finding]:
     findings = []
     success = [bool(v is not None and SUCCESS.match(v)) for _c, v in writes]
     if all(success):
-        findings.append(Finding(
-            rule="reward-not-written-on-failure", label=Label.SHORTCUT, severity=Severity.ERROR,
-            message="test.sh writes a reward only when the tests pass: on failure no reward is written, so a "
-                    "reward file the agent left behind (or none at all) decides the trial",
-            evidence=[c.evidence(rel) for c, _v in writes[:5]], location=f"{rel}:{writes[0][0].line}",
-            fix="write 0 first (or on the failure path) and 1 only when the tests pass",
-        ))
-    strict = any(c.name == "set" and not c.conditional and any(
-        re.fullmatch(r"-\w*e\w*", w) or w == "errexit" for w in c.words[1:]) for c in commands if c.reachable)
+        findings.append(
+            Finding(
+                rule="reward-not-written-on-failure",
+                label=Label.SHORTCUT,
+                severity=Severity.ERROR,
+                message="test.sh writes a reward only when the tests pass: on failure no reward is written, so a "
+                "reward file the agent left behind (or none at all) decides the trial",
+                evidence=[c.evidence(rel) for c, _v in writes[:5]],
+                location=f"{rel}:{writes[0][0].line}",
+                fix="write 0 first (or on the failure path) and 1 only when the tests pass",
+            )
+        )
+    strict = any(
+        c.name == "set"
+        and not c.conditional
+        and any(re.fullmatch(r"-\w*e\w*", w) or w == "errexit" for w in c.words[1:])
+        for c in commands
+        if c.reachable
+    )
     last, last_success = writes[-1][0], success[-1]
     if last_success and not last.conditional and not strict:
-        findings.append(Finding(
-            rule="reward-written-unconditionally", label=Label.SHORTCUT, severity=Severity.CRITICAL,
-            message="the last reward test.sh writes is a success value written whatever the tests said",
-            evidence=[last.evidence(rel)], location=f"{rel}:{last.line}",
-            fix="write the success reward only when the test command succeeded (`&&` or an if on its status)",
-        ))
+        findings.append(
+            Finding(
+                rule="reward-written-unconditionally",
+                label=Label.SHORTCUT,
+                severity=Severity.CRITICAL,
+                message="the last reward test.sh writes is a success value written whatever the tests said",
+                evidence=[last.evidence(rel)],
+                location=f"{rel}:{last.line}",
+                fix="write the success reward only when the test command succeeded (`&&` or an if on its status)",
+            )
+        )
     return findings
 
 
@@ -127,10 +144,15 @@ def is_fetch(cmd: Command) -> bool:
     if pip_args(cmd) is not None:
         return True
     verbs = w[1:3]
-    return ((name in ("apt-get", "apt", "apk", "yum", "dnf") and any(v in ("install", "add", "update") for v in verbs))
-            or (name == "git" and "clone" in verbs) or (name == "npm" and any(v in ("install", "i", "ci") for v in verbs))
-            or (name == "npx") or (name == "cargo" and "install" in verbs) or (name == "go" and verbs[:1] in (["get"], ["install"]))
-            or (name == "uv" and any(v in ("add", "sync", "run", "tool") for v in verbs[:1])))
+    return (
+        (name in ("apt-get", "apt", "apk", "yum", "dnf") and any(v in ("install", "add", "update") for v in verbs))
+        or (name == "git" and "clone" in verbs)
+        or (name == "npm" and any(v in ("install", "i", "ci") for v in verbs))
+        or (name == "npx")
+        or (name == "cargo" and "install" in verbs)
+        or (name == "go" and verbs[:1] in (["get"], ["install"]))
+        or (name == "uv" and any(v in ("add", "sync", "run", "tool") for v in verbs[:1]))
+    )
 
 
 def runtime_fetch_rules(env: Environment) -> list[Finding]:
@@ -141,16 +163,23 @@ def runtime_fetch_rules(env: Environment) -> list[Finding]:
     rel = _rel(env, script)
     cmd, _urls = hits[0]
     offline = task_network_cut(env)
-    return [Finding(
-        rule="verifier-installs-at-runtime", label=Label.BRITTLENESS,
-        severity=Severity.WARNING if offline else Severity.INFO,
-        message="the verifier installs or downloads at run time: "
-                + ("the task has no network, so it cannot work" if offline else
-                   "it needs the network the task allows (it breaks where the network is cut), and what it "
-                   "fetches can change under it"),
-        evidence=[c.evidence(rel) for c, _u in hits[:5]], location=f"{rel}:{cmd.line}",
-        fix="install the verifier's dependencies in the image (pinned) and keep test.sh offline",
-    )]
+    return [
+        Finding(
+            rule="verifier-installs-at-runtime",
+            label=Label.BRITTLENESS,
+            severity=Severity.WARNING if offline else Severity.INFO,
+            message="the verifier installs or downloads at run time: "
+            + (
+                "the task has no network, so it cannot work"
+                if offline
+                else "it needs the network the task allows (it breaks where the network is cut), and what it "
+                "fetches can change under it"
+            ),
+            evidence=[c.evidence(rel) for c, _u in hits[:5]],
+            location=f"{rel}:{cmd.line}",
+            fix="install the verifier's dependencies in the image (pinned) and keep test.sh offline",
+        )
+    ]
 
 
 def task_network_cut(env: Environment) -> bool:
@@ -169,56 +198,93 @@ def pin_rules(env: Environment) -> list[Finding]:
         args = pip_args(cmd) if cmd.reachable else None
         loose = unpinned_packages(args) if args else []
         if loose:
-            findings.append(Finding(
-                rule="unpinned-python-dependency", label=Label.BRITTLENESS, severity=Severity.WARNING,
-                message=f"pip installs {', '.join(loose)} without a pinned version: the environment changes "
-                        "when a new release comes out",
-                evidence=[cmd.evidence(rel)], location=f"{rel}:{cmd.line}",
-                fix="pin every package (`name==version`)"))
+            findings.append(
+                Finding(
+                    rule="unpinned-python-dependency",
+                    label=Label.BRITTLENESS,
+                    severity=Severity.WARNING,
+                    message=f"pip installs {', '.join(loose)} without a pinned version: the environment changes "
+                    "when a new release comes out",
+                    evidence=[cmd.evidence(rel)],
+                    location=f"{rel}:{cmd.line}",
+                    fix="pin every package (`name==version`)",
+                )
+            )
     for req in sorted(env.build_context.glob("requirements*.txt")):
         rel = _rel(env, req)
         for n, ln in _code_lines(req):
             if not ln.strip().startswith("-") and not re.search(r"(==|===|@)", ln):
-                findings.append(Finding(
-                    rule="unpinned-python-dependency", label=Label.BRITTLENESS, severity=Severity.WARNING,
-                    message=f"requirement {ln.strip()!r} is not pinned", evidence=[f"{rel}:{n}: {ln.strip()}"],
-                    location=f"{rel}:{n}", fix="pin every package (`name==version`)"))
+                findings.append(
+                    Finding(
+                        rule="unpinned-python-dependency",
+                        label=Label.BRITTLENESS,
+                        severity=Severity.WARNING,
+                        message=f"requirement {ln.strip()!r} is not pinned",
+                        evidence=[f"{rel}:{n}: {ln.strip()}"],
+                        location=f"{rel}:{n}",
+                        fix="pin every package (`name==version`)",
+                    )
+                )
     return findings
 
 
 def compose_rules(env: Environment) -> list[Finding]:
     findings = []
-    for path in sorted(env.build_context.glob("docker-compose*.y*ml")) + sorted(env.build_context.glob("compose*.y*ml")):
+    for path in sorted(env.build_context.glob("docker-compose*.y*ml")) + sorted(
+        env.build_context.glob("compose*.y*ml")
+    ):
         rel = _rel(env, path)
         try:
             doc = yaml.safe_load(path.read_text()) or {}
         except yaml.YAMLError as e:
-            findings.append(Finding(rule="compose-invalid", label=Label.BRITTLENESS, severity=Severity.ERROR,
-                                    message=f"the compose file is not valid YAML: {e}", location=rel))
+            findings.append(
+                Finding(
+                    rule="compose-invalid",
+                    label=Label.BRITTLENESS,
+                    severity=Severity.ERROR,
+                    message=f"the compose file is not valid YAML: {e}",
+                    location=rel,
+                )
+            )
             continue
         for name, svc in (doc.get("services") or {}).items():
             svc = svc or {}
             if svc.get("privileged"):
-                findings.append(Finding(
-                    rule="compose-privileged", label=Label.SHORTCUT, severity=Severity.ERROR,
-                    message=f"service {name!r} runs privileged: the agent can reach the host and the verifier",
-                    location=rel, evidence=[f"{rel}: services.{name}.privileged: true"],
-                    fix="drop `privileged`; grant only the capabilities the task needs"))
+                findings.append(
+                    Finding(
+                        rule="compose-privileged",
+                        label=Label.SHORTCUT,
+                        severity=Severity.ERROR,
+                        message=f"service {name!r} runs privileged: the agent can reach the host and the verifier",
+                        location=rel,
+                        evidence=[f"{rel}: services.{name}.privileged: true"],
+                        fix="drop `privileged`; grant only the capabilities the task needs",
+                    )
+                )
             for vol in svc.get("volumes") or []:
-                spec = vol if isinstance(vol, str) else f"{vol.get('source', '')}:{vol.get('target', '')}" + (
-                    ":ro" if vol.get("read_only") else "")
+                spec = (
+                    vol
+                    if isinstance(vol, str)
+                    else f"{vol.get('source', '')}:{vol.get('target', '')}" + (":ro" if vol.get("read_only") else "")
+                )
                 parts = spec.split(":")
                 if len(parts) < 2 or not parts[0].startswith((".", "/", "~")):
                     continue  # a named volume
                 external = parts[0].startswith(("/", "~"))
                 if external or "ro" not in parts[2:]:
-                    findings.append(Finding(
-                        rule="compose-writable-bind-mount", label=Label.SHORTCUT, severity=Severity.ERROR,
-                        message=f"service {name!r} mounts {parts[0]} "
-                                + ("from outside the task directory" if external else "writable")
-                                + ": the agent can change files outside its sandbox",
-                        location=rel, evidence=[f"{rel}: services.{name}.volumes: {spec}"],
-                        fix="mount read-only (`:ro`), from inside the task directory, or copy at build time"))
+                    findings.append(
+                        Finding(
+                            rule="compose-writable-bind-mount",
+                            label=Label.SHORTCUT,
+                            severity=Severity.ERROR,
+                            message=f"service {name!r} mounts {parts[0]} "
+                            + ("from outside the task directory" if external else "writable")
+                            + ": the agent can change files outside its sandbox",
+                            location=rel,
+                            evidence=[f"{rel}: services.{name}.volumes: {spec}"],
+                            fix="mount read-only (`:ro`), from inside the task directory, or copy at build time",
+                        )
+                    )
     return findings
 
 
@@ -229,10 +295,16 @@ def optin_rules(env: Environment, root_agent: bool, unpinned_base: bool) -> list
     final = model.final
     users = [i.value.split(":")[0].strip() for i in (final.instructions if final else []) if i.instruction == "USER"]
     if root_agent and env.config.agent.user in (None, "root", 0) and (not users or users[-1] in ("root", "0")):
-        findings.append(Finding(
-            rule="root-agent", label=Label.SHORTCUT, severity=Severity.WARNING,
-            message="the agent runs as root: it can rewrite anything the verifier later relies on",
-            location=rel, fix="add a non-root USER for the agent, or set [agent].user"))
+        findings.append(
+            Finding(
+                rule="root-agent",
+                label=Label.SHORTCUT,
+                severity=Severity.WARNING,
+                message="the agent runs as root: it can rewrite anything the verifier later relies on",
+                location=rel,
+                fix="add a non-root USER for the agent, or set [agent].user",
+            )
+        )
     if unpinned_base:
         seen = set()
         for stage in model.stages:
@@ -242,11 +314,17 @@ def optin_rules(env: Environment, root_agent: bool, unpinned_base: bool) -> list
             seen.add(ref.lower())
             if "@sha256:" not in ref and (":" not in ref.split("/")[-1] or ref.endswith(":latest")):
                 line = model.lines[stage.line - 1].strip()
-                findings.append(Finding(
-                    rule="unpinned-base-image", label=Label.BRITTLENESS, severity=Severity.WARNING,
-                    message=f"base image {ref} is not pinned: rebuilding can change the environment",
-                    evidence=[f"{rel}:{stage.line}: {line}"], location=f"{rel}:{stage.line}",
-                    fix="pin a tag (and ideally a digest)"))
+                findings.append(
+                    Finding(
+                        rule="unpinned-base-image",
+                        label=Label.BRITTLENESS,
+                        severity=Severity.WARNING,
+                        message=f"base image {ref} is not pinned: rebuilding can change the environment",
+                        evidence=[f"{rel}:{stage.line}: {line}"],
+                        location=f"{rel}:{stage.line}",
+                        fix="pin a tag (and ideally a digest)",
+                    )
+                )
             if stage.name:
                 seen.add(stage.name.lower())
     return findings
@@ -254,20 +332,34 @@ def optin_rules(env: Environment, root_agent: bool, unpinned_base: bool) -> list
 
 def static_findings(env: Environment, root_agent: bool = False, unpinned_base: bool = False) -> list[Finding]:
     """Every file-only rule; `qa lint` and the hunt both call this."""
-    return (reward_rules(env) + runtime_fetch_rules(env) + pin_rules(env) + compose_rules(env)
-            + optin_rules(env, root_agent, unpinned_base) + task_findings(env)
-            + verifier_shape_findings(env) + permission_guard_rules(env) + metadata_realism_findings(env))
+    return (
+        reward_rules(env)
+        + runtime_fetch_rules(env)
+        + pin_rules(env)
+        + compose_rules(env)
+        + optin_rules(env, root_agent, unpinned_base)
+        + task_findings(env)
+        + verifier_shape_findings(env)
+        + permission_guard_rules(env)
+        + metadata_realism_findings(env)
+        + instruction_findings(env)
+    )
 
 
 @register_probe("static")
 def static_probe(ctx: ProbeContext) -> list[Finding]:
     s = ctx.settings
     views = [ctx.env.for_step(step) for step in ctx.env.steps] or [ctx.env]  # [[steps]]: as each step sees it
-    found = list({(f.rule, f.location, f.message): f for v in views
-                  for f in static_findings(v, s.lint_root_agent, s.lint_unpinned_base)}.values())
+    found = list(
+        {
+            (f.rule, f.location, f.message): f
+            for v in views
+            for f in static_findings(v, s.lint_root_agent, s.lint_unpinned_base)
+        }.values()
+    )
     try:
         image, _built = ctx.backend.ensure_image(ctx.env)
-    except Exception:  # validation already reported an image that does not build
+    except Exception:  # noqa: BLE001 - validation already reported an image that does not build
         ctx.skip("static/image", "the image did not build: test literals and verifier files in it not checked")
         return found
     return found + image_findings(ctx.env, ctx.backend, image, ctx.config)

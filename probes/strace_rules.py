@@ -15,14 +15,17 @@ from envqa.core.strace import StraceEvent
 from envqa.core.wrap_tools import wrapped_tools  # re-exported: which binaries would be a wrapped tool
 from envqa.probes.base import HuntTrial
 
+
 def verifier_log_writes(trial: HuntTrial) -> list[StraceEvent]:
-    return [e for e in trial.events_in(Phase.AGENT)
-            if e.write and e.ok and e.path.startswith("/logs/verifier")]
+    return [e for e in trial.events_in(Phase.AGENT) if e.write and e.ok and e.path.startswith("/logs/verifier")]
 
 
 def hidden_reads(trial: HuntTrial) -> list[StraceEvent]:
-    return [e for e in trial.events_in(Phase.AGENT)
-            if e.kind == "open" and e.ok and e.path.startswith(("/tests", "/solution"))]
+    return [
+        e
+        for e in trial.events_in(Phase.AGENT)
+        if e.kind == "open" and e.ok and e.path.startswith(("/tests", "/solution"))
+    ]
 
 
 def tool_execs(trial: HuntTrial, tools: set[str], phase: Phase | None = None) -> list[StraceEvent]:
@@ -57,26 +60,42 @@ def strace_evidence(trial: HuntTrial, instruction: str, limit: int = 12, connect
     return lines[:limit]
 
 
-def pass_findings(trial: HuntTrial, instruction: str, who: str) -> list[Finding]:
-    """Rules for a traced pass by an agent that is not an exploit (oracle, solver)."""
+def pass_findings(trial: HuntTrial, instruction: str, who: str, tests_text: str = "") -> list[Finding]:
+    """Rules for a traced pass by an agent that is not an exploit (oracle, solver). `tests_text`: the tests'
+    files, where a test may forbid the tool (core/wrap_tools.py `task_tests_text`)."""
     if not trial.passed or not trial.traced:
         return []
     findings = []
     tid = [trial.result.trial_id]
     writes = verifier_log_writes(trial)
     if writes:
-        findings.append(Finding(
-            rule="pass-after-verifier-log-write", label=Label.SHORTCUT, severity=Severity.ERROR,
-            message=f"{who} passed after writing under /logs/verifier during the agent phase",
-            evidence=[describe(e) for e in writes[:10]], location="tests/test.sh", trial_ids=tid,
-            fix="make test.sh clear /logs/verifier and write the reward itself on every path"))
-    tools = wrapped_tools(instruction)
+        findings.append(
+            Finding(
+                rule="pass-after-verifier-log-write",
+                label=Label.SHORTCUT,
+                severity=Severity.ERROR,
+                message=f"{who} passed after writing under /logs/verifier during the agent phase",
+                evidence=[describe(e) for e in writes[:10]],
+                location="tests/test.sh",
+                trial_ids=tid,
+                fix="make test.sh clear /logs/verifier and write the reward itself on every path",
+            )
+        )
+    tools = wrapped_tools(instruction, tests_text=tests_text)
     ran = tool_execs(trial, tools, Phase.AGENT) if tools else []
     if ran:
-        findings.append(Finding(
-            rule="pass-runs-existing-tool", label=Label.SHORTCUT, severity=Severity.ERROR,
-            message=f"{who} passed a task that asks to implement a tool while running an existing one "
-                    f"({', '.join(sorted({os.path.basename(e.path) for e in ran}))})",
-            evidence=[describe(e) for e in ran[:10]], location="tests/test.sh", trial_ids=tid,
-            fix="make the tests detect the wrapped tool (e.g. remove it from the image or check the output's provenance)"))
+        findings.append(
+            Finding(
+                rule="pass-runs-existing-tool",
+                label=Label.SHORTCUT,
+                severity=Severity.ERROR,
+                message=f"{who} passed a task that asks to implement a tool (not only to use one) while running an "
+                "existing one "
+                f"({', '.join(sorted({os.path.basename(e.path) for e in ran}))})",
+                evidence=[describe(e) for e in ran[:10]],
+                location="tests/test.sh",
+                trial_ids=tid,
+                fix="make the tests detect the wrapped tool (e.g. remove it from the image or check the output's provenance)",
+            )
+        )
     return findings

@@ -1,13 +1,13 @@
 """File rules about the task as a whole: Harbor metadata and timeouts, and verifiers that time things.
 
-  task-metadata-missing       (info) no difficulty, category or tags/keywords. Harbor treats metadata as
-                              optional and free-form, so this is never more than info.
-  task-timeout-missing        (info) no [agent] or [verifier] timeout_sec: Harbor's default applies.
-  task-timeout-implausible    (warning) a timeout too short to do anything or longer than a day.
-  verifier-timing-dependent   (warning) the tests compare a measured wall-clock duration with a fixed
-                              threshold: the verdict then depends on the machine's load, not the work.
-  task-config-unknown-key     (info) a task.toml key the schema does not know (probes/task_schema.py says
-                              more); here so that `qa run`'s static probe reports it as `qa lint` does.
+task-metadata-missing       (info) no difficulty, category or tags/keywords. Harbor treats metadata as
+                            optional and free-form, so this is never more than info.
+task-timeout-missing        (info) no [agent] or [verifier] timeout_sec: Harbor's default applies.
+task-timeout-implausible    (warning) a timeout too short to do anything or longer than a day.
+verifier-timing-dependent   (warning) the tests compare a measured wall-clock duration with a fixed
+                            threshold: the verdict then depends on the machine's load, not the work.
+task-config-unknown-key     (info) a task.toml key the schema does not know (probes/task_schema.py says
+                            more); here so that `qa run`'s static probe reports it as `qa lint` does.
 """
 
 from __future__ import annotations
@@ -20,8 +20,18 @@ from envqa.core.models import Finding, Label, Severity
 from envqa.probes.task_files import rel as _rel
 
 MIN_AGENT_SEC, MIN_VERIFIER_SEC, MAX_SEC = 10.0, 5.0, 24 * 3600.0
-CLOCKS = {"time", "perf_counter", "monotonic", "time_ns", "perf_counter_ns", "monotonic_ns", "now", "utcnow",
-          "process_time", "default_timer"}
+CLOCKS = {
+    "time",
+    "perf_counter",
+    "monotonic",
+    "time_ns",
+    "perf_counter_ns",
+    "monotonic_ns",
+    "now",
+    "utcnow",
+    "process_time",
+    "default_timer",
+}
 
 
 def _raw_task_toml(env: Environment) -> dict:
@@ -38,36 +48,60 @@ def metadata_rules(env: Environment) -> list[Finding]:
     findings = []
     meta = env.config.metadata or {}
     task = env.config.task
-    missing = [k for k, ok in (("difficulty", meta.get("difficulty") or meta.get("difficulty_explanation")),
-                               ("category", meta.get("category")),
-                               ("tags", meta.get("tags") or (task.keywords if task else None))) if not ok]
+    missing = [
+        k
+        for k, ok in (
+            ("difficulty", meta.get("difficulty") or meta.get("difficulty_explanation")),
+            ("category", meta.get("category")),
+            ("tags", meta.get("tags") or (task.keywords if task else None)),
+        )
+        if not ok
+    ]
     where = "task.toml" if env.format != "tb1" else "task.yaml"
     if missing:
-        findings.append(Finding(
-            rule="task-metadata-missing", label=Label.BRITTLENESS, severity=Severity.INFO,
-            message=f"the task's metadata has no {', '.join(missing)}: dataset tooling cannot sort or filter it",
-            evidence=[f"{where}: [metadata] lacks {', '.join(missing)}"], location=where,
-            fix="add difficulty, category and tags under [metadata]"))
+        findings.append(
+            Finding(
+                rule="task-metadata-missing",
+                label=Label.BRITTLENESS,
+                severity=Severity.INFO,
+                message=f"the task's metadata has no {', '.join(missing)}: dataset tooling cannot sort or filter it",
+                evidence=[f"{where}: [metadata] lacks {', '.join(missing)}"],
+                location=where,
+                fix="add difficulty, category and tags under [metadata]",
+            )
+        )
     raw = _raw_task_toml(env) if env.format != "tb1" else None
     timeouts = {"agent": env.config.agent.timeout_sec, "verifier": env.config.verifier.timeout_sec}
     if raw is not None:
         unset = [k for k in timeouts if "timeout_sec" not in (raw.get(k) or {})]
         if unset:
-            findings.append(Finding(
-                rule="task-timeout-missing", label=Label.BRITTLENESS, severity=Severity.INFO,
-                message=f"no timeout_sec under [{'], ['.join(unset)}]: Harbor's default (600 s) applies, chosen by "
-                        "nobody for this task",
-                evidence=[f"task.toml: [{k}] timeout_sec not set" for k in unset], location="task.toml",
-                fix="set [agent] timeout_sec and [verifier] timeout_sec for this task"))
+            findings.append(
+                Finding(
+                    rule="task-timeout-missing",
+                    label=Label.BRITTLENESS,
+                    severity=Severity.INFO,
+                    message=f"no timeout_sec under [{'], ['.join(unset)}]: Harbor's default (600 s) applies, chosen by "
+                    "nobody for this task",
+                    evidence=[f"task.toml: [{k}] timeout_sec not set" for k in unset],
+                    location="task.toml",
+                    fix="set [agent] timeout_sec and [verifier] timeout_sec for this task",
+                )
+            )
     for phase, value in timeouts.items():
         low = MIN_AGENT_SEC if phase == "agent" else MIN_VERIFIER_SEC
         if value is not None and (value < low or value > MAX_SEC):
-            findings.append(Finding(
-                rule="task-timeout-implausible", label=Label.BRITTLENESS, severity=Severity.WARNING,
-                message=f"[{phase}] timeout_sec = {value:g} is implausible (expected {low:g} s to {MAX_SEC:g} s): "
-                        + ("too short to start a container and do anything" if value < low else "longer than a day"),
-                evidence=[f"{where}: {phase} timeout {value:g}"], location=where,
-                fix="set a timeout the reference solution needs, with room to spare"))
+            findings.append(
+                Finding(
+                    rule="task-timeout-implausible",
+                    label=Label.BRITTLENESS,
+                    severity=Severity.WARNING,
+                    message=f"[{phase}] timeout_sec = {value:g} is implausible (expected {low:g} s to {MAX_SEC:g} s): "
+                    + ("too short to start a container and do anything" if value < low else "longer than a day"),
+                    evidence=[f"{where}: {phase} timeout {value:g}"],
+                    location=where,
+                    fix="set a timeout the reference solution needs, with room to spare",
+                )
+            )
     return findings
 
 
@@ -134,13 +168,19 @@ def timing_rules(env: Environment) -> list[Finding]:
             evidence += [f"{rel}:{n}: {lines[n - 1].strip()}" for n in visitor.hits]
     if not evidence:
         return []
-    return [Finding(
-        rule="verifier-timing-dependent", label=Label.BRITTLENESS, severity=Severity.WARNING,
-        message="the tests compare a measured wall-clock duration with a fixed threshold: the same work passes on "
-                "an idle machine and fails on a loaded one",
-        evidence=evidence[:8], location=evidence[0].split(": ")[0],
-        fix="check the work, not its speed; if speed is the task, measure it against a baseline run in the same "
-            "verifier (a ratio), with generous margins")]
+    return [
+        Finding(
+            rule="verifier-timing-dependent",
+            label=Label.BRITTLENESS,
+            severity=Severity.WARNING,
+            message="the tests compare a measured wall-clock duration with a fixed threshold: the same work passes on "
+            "an idle machine and fails on a loaded one",
+            evidence=evidence[:8],
+            location=evidence[0].split(": ")[0],
+            fix="check the work, not its speed; if speed is the task, measure it against a baseline run in the same "
+            "verifier (a ratio), with generous margins",
+        )
+    ]
 
 
 def unknown_key_findings(env: Environment) -> list[Finding]:
@@ -148,12 +188,18 @@ def unknown_key_findings(env: Environment) -> list[Finding]:
     for w in env.warnings:
         hint = f" (did you mean {w.suggestion!r}?)" if w.suggestion else ""
         where = "at the top level" if w.table == "top level" else f"in {w.table}"
-        out.append(Finding(
-            rule="task-config-unknown-key", label=Label.BRITTLENESS, severity=Severity.INFO,
-            message=f"task.toml: unknown key {w.key!r} {where}{hint}: ignored, as Harbor ignores keys it does not "
-                    "know; a misspelt key leaves its setting at the default",
-            evidence=[f"task.toml: {where}: {w.key}"], location="task.toml",
-            fix="rename it to the suggested key, or remove it (qa lint names the table and the near spelling)"))
+        out.append(
+            Finding(
+                rule="task-config-unknown-key",
+                label=Label.BRITTLENESS,
+                severity=Severity.INFO,
+                message=f"task.toml: unknown key {w.key!r} {where}{hint}: ignored, as Harbor ignores keys it does not "
+                "know; a misspelt key leaves its setting at the default",
+                evidence=[f"task.toml: {where}: {w.key}"],
+                location="task.toml",
+                fix="rename it to the suggested key, or remove it (qa lint names the table and the near spelling)",
+            )
+        )
     return out
 
 

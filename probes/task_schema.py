@@ -29,11 +29,17 @@ def _instruction_findings(env: Environment) -> list[Finding]:
     for path in files:
         if path.is_file() and not path.read_text(errors="replace").strip():
             where = rel(env, path)
-            out.append(Finding(
-                rule="instruction-empty", label=Label.BRITTLENESS, severity=Severity.CRITICAL,
-                message=f"{where} is empty: the agent has no instruction (qa run refuses the task)",
-                evidence=[f"{where}: 0 non-blank lines"], location=where,
-                fix="write the task's instruction: what to build, where, and how it is checked"))
+            out.append(
+                Finding(
+                    rule="instruction-empty",
+                    label=Label.BRITTLENESS,
+                    severity=Severity.CRITICAL,
+                    message=f"{where} is empty: the agent has no instruction (qa run refuses the task)",
+                    evidence=[f"{where}: 0 non-blank lines"],
+                    location=where,
+                    fix="write the task's instruction: what to build, where, and how it is checked",
+                )
+            )
     return out
 
 
@@ -42,11 +48,17 @@ def _empty_verifier(env: Environment) -> list[Finding]:
     if script is None or any(c.reachable for c in parse_script(script.read_text(errors="replace"))):
         return []
     where = rel(env, script)
-    return [Finding(
-        rule="verifier-script-empty", label=Label.BRITTLENESS, severity=Severity.CRITICAL,
-        message=f"{where} runs no command: no reward is ever written, so every trial is a verifier error",
-        evidence=[f"{where}: comments and blank lines only"], location=where,
-        fix="run the task's checks and write the reward to /logs/verifier/reward.txt (0 or 1) on every path")]
+    return [
+        Finding(
+            rule="verifier-script-empty",
+            label=Label.BRITTLENESS,
+            severity=Severity.CRITICAL,
+            message=f"{where} runs no command: no reward is ever written, so every trial is a verifier error",
+            evidence=[f"{where}: comments and blank lines only"],
+            location=where,
+            fix="run the task's checks and write the reward to /logs/verifier/reward.txt (0 or 1) on every path",
+        )
+    ]
 
 
 def lint_findings(env: Environment, root_agent: bool = False, unpinned_base: bool = False) -> list[Finding]:

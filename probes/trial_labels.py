@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from envqa.core.models import Citation, Finding, Outcome, Phase, TrialLabel, TrialResult
+
 # The exploit registry's subtypes; the rule registry's findings whose trial ids prove a pass was a shortcut
 # (the replay of a sweep pass under strace, an LLM exploit), with the subtype (None: the message names it).
 from envqa.core.registry import ENVIRONMENT_ERRORS, EXPLOIT_SUBTYPES, SHORTCUT_RULES
+from envqa.core.strace import parse_strace
+from envqa.core.wrap_tools import task_tests_text, wrapped_tools
 from envqa.probes.base import HuntTrial
 from envqa.probes.strace_rules import describe, hidden_reads, strace_evidence, tool_execs, verifier_log_writes
-from envqa.core.strace import parse_strace
-from envqa.core.wrap_tools import wrapped_tools
 
 MODEL_AGENTS = ("solver", "hunter")
 TIME_LIMIT_SHARE = 0.5  # the oracle needing this share of the agent timeout makes a kill the limit's fault
@@ -39,8 +40,13 @@ class LabelContext:
 
 
 def context_for(env, trials: list[TrialResult], findings: list[Finding]) -> LabelContext:
-    return LabelContext(instruction=env.instruction, agent_timeout_sec=float(env.agent_timeout_sec), trials=trials,
-                        findings=findings, tools=wrapped_tools(env.instruction, image_tools=None))
+    return LabelContext(
+        instruction=env.instruction,
+        agent_timeout_sec=float(env.agent_timeout_sec),
+        trials=trials,
+        findings=findings,
+        tools=wrapped_tools(env.instruction, image_tools=None, tests_text=task_tests_text(env)),
+    )
 
 
 def traced_trial(result: TrialResult) -> HuntTrial:
@@ -54,11 +60,24 @@ def traced_trial(result: TrialResult) -> HuntTrial:
     return HuntTrial(result=result, events=events, traced=bool(events))
 
 
-def _label(result: TrialResult, label: str, subtype: str, explanation: str, evidence: list[str] | None = None,
-           confidence: float = 1.0) -> TrialLabel:
-    return TrialLabel(trial_id=result.trial_id, label=label, subtype=subtype, confidence=confidence,
-                      explanation=explanation, evidence=[Citation(quote=e) for e in (evidence or [])][:12],
-                      verified=True, source="deterministic")
+def _label(
+    result: TrialResult,
+    label: str,
+    subtype: str,
+    explanation: str,
+    evidence: list[str] | None = None,
+    confidence: float = 1.0,
+) -> TrialLabel:
+    return TrialLabel(
+        trial_id=result.trial_id,
+        label=label,
+        subtype=subtype,
+        confidence=confidence,
+        explanation=explanation,
+        evidence=[Citation(quote=e) for e in (evidence or [])][:12],
+        verified=True,
+        source="deterministic",
+    )
 
 
 def strace_shortcut(result: TrialResult, ctx: LabelContext) -> TrialLabel | None:
@@ -70,20 +89,33 @@ def strace_shortcut(result: TrialResult, ctx: LabelContext) -> TrialLabel | None
         return None
     writes = verifier_log_writes(trial)
     if writes:
-        return _label(result, "shortcut", "verifier-tampering",
-                      "the agent phase wrote under /logs/verifier, where the verifier's verdict lives, and the trial "
-                      "earned reward", [describe(e) for e in writes])
+        return _label(
+            result,
+            "shortcut",
+            "verifier-tampering",
+            "the agent phase wrote under /logs/verifier, where the verifier's verdict lives, and the trial "
+            "earned reward",
+            [describe(e) for e in writes],
+        )
     reads = hidden_reads(trial)
     if reads:
-        return _label(result, "shortcut", "read-tests-or-solution",
-                      "the agent phase opened files under /tests or /solution and the trial earned reward",
-                      [describe(e) for e in reads])
+        return _label(
+            result,
+            "shortcut",
+            "read-tests-or-solution",
+            "the agent phase opened files under /tests or /solution and the trial earned reward",
+            [describe(e) for e in reads],
+        )
     ran = tool_execs(trial, ctx.tools, Phase.AGENT) if ctx.tools else []
     if ran:
         names = ", ".join(sorted({os.path.basename(e.path) for e in ran}))
-        return _label(result, "shortcut", "wrapped-existing-tool",
-                      f"the task asks to implement a tool and the agent phase ran an existing one ({names})",
-                      [describe(e) for e in ran])
+        return _label(
+            result,
+            "shortcut",
+            "wrapped-existing-tool",
+            f"the task asks to implement a tool and the agent phase ran an existing one ({names})",
+            [describe(e) for e in ran],
+        )
     return None
 
 
@@ -98,30 +130,50 @@ def _exploit_label(result: TrialResult, ctx: LabelContext) -> TrialLabel:
         subtype = EXPLOIT_SUBTYPES.get(result.agent, "verifier-tampering")
         evidence = [c.quote for c in proven.evidence] if proven else []
         # What the trace shows of the attack: a wrapped tool running (in the verifier phase too), a fetch.
-        evidence += strace_evidence(traced_trial(result), ctx.instruction,
-                                    connects=result.agent == "exploit-network-fetch")
+        evidence += strace_evidence(
+            traced_trial(result), ctx.instruction, connects=result.agent == "exploit-network-fetch"
+        )
         evidence = list(dict.fromkeys(evidence)) or [f"agent phase {line}" for line in _agent_execs(result)]
         why = proven.explanation + "; " if proven else ""
-        return _label(result, "shortcut", proven.subtype if proven else subtype,
-                      f"{why}the scripted exploit {result.agent} earned reward {result.reward:g} without doing the task",
-                      evidence or [f"{result.agent} earned reward {result.reward:g}"])
-    return _label(result, "unlabeled", "probe-trial",
-                  f"the scripted exploit {result.agent} earned no reward: the verifier resisted this attack (a probe "
-                  f"trial, not an attempt at the task)")
+        return _label(
+            result,
+            "shortcut",
+            proven.subtype if proven else subtype,
+            f"{why}the scripted exploit {result.agent} earned reward {result.reward:g} without doing the task",
+            evidence or [f"{result.agent} earned reward {result.reward:g}"],
+        )
+    return _label(
+        result,
+        "unlabeled",
+        "probe-trial",
+        f"the scripted exploit {result.agent} earned no reward: the verifier resisted this attack (a probe "
+        f"trial, not an attempt at the task)",
+    )
 
 
 def _oracle_label(result: TrialResult, ctx: LabelContext) -> TrialLabel:
     if result.outcome == Outcome.PASS:
         return _label(result, "legitimate", "reference-solution", "the reference solution passed")
-    siblings = [t for t in ctx.trials if t.agent == "oracle" and t.env_version == result.env_version
-                and t.outcome == Outcome.PASS and t.purpose in ("validate", "hunt-oracle-runs")]
+    siblings = [
+        t
+        for t in ctx.trials
+        if t.agent == "oracle"
+        and t.env_version == result.env_version
+        and t.outcome == Outcome.PASS
+        and t.purpose in ("validate", "hunt-oracle-runs")
+    ]
     if siblings and result.purpose in ("validate", "hunt-oracle-runs"):
-        return _label(result, "brittleness", "flaky-tests",
-                      f"the reference solution failed here and passed in {len(siblings)} other run(s)",
-                      [f"passing oracle trial {t.trial_id}" for t in siblings[:3]])
+        return _label(
+            result,
+            "brittleness",
+            "flaky-tests",
+            f"the reference solution failed here and passed in {len(siblings)} other run(s)",
+            [f"passing oracle trial {t.trial_id}" for t in siblings[:3]],
+        )
     where = " with the network cut" if result.purpose == "hunt-egress-cut" else ""
-    return _label(result, "brittleness", "broken-environment",
-                  f"the reference solution failed{where} (reward {result.reward})")
+    return _label(
+        result, "brittleness", "broken-environment", f"the reference solution failed{where} (reward {result.reward})"
+    )
 
 
 def _time_limit_label(result: TrialResult, ctx: LabelContext) -> TrialLabel:
@@ -129,11 +181,21 @@ def _time_limit_label(result: TrialResult, ctx: LabelContext) -> TrialLabel:
     slowest = max(oracle, default=0.0)
     quote = f"agent phase killed at the task's time limit ({ctx.agent_timeout_sec:g}s)"
     if ctx.agent_timeout_sec and slowest >= TIME_LIMIT_SHARE * ctx.agent_timeout_sec:
-        return _label(result, "brittleness", "time-limit-too-low",
-                      f"the agent was killed at the time limit, and the reference solution itself needs "
-                      f"{slowest:.0f}s of the {ctx.agent_timeout_sec:g}s", [quote])
-    return _label(result, "capability", "ran-out-of-time",
-                  f"the agent was killed at the time limit; the reference solution needs only {slowest:.0f}s", [quote])
+        return _label(
+            result,
+            "brittleness",
+            "time-limit-too-low",
+            f"the agent was killed at the time limit, and the reference solution itself needs "
+            f"{slowest:.0f}s of the {ctx.agent_timeout_sec:g}s",
+            [quote],
+        )
+    return _label(
+        result,
+        "capability",
+        "ran-out-of-time",
+        f"the agent was killed at the time limit; the reference solution needs only {slowest:.0f}s",
+        [quote],
+    )
 
 
 def _finding_shortcut(result: TrialResult, ctx: LabelContext) -> TrialLabel | None:
@@ -142,10 +204,13 @@ def _finding_shortcut(result: TrialResult, ctx: LabelContext) -> TrialLabel | No
             # llm-exploit names its subtype at the end of its message: "... without doing the task (<subtype>)"
             named = re.search(r"\(([a-z-]+)\)$", f.message)
             subtype = SHORTCUT_RULES[f.rule] or (named.group(1) if named else "verifier-tampering")
-            return _label(result, "shortcut", subtype,
-                          f"{f.rule}: {f.message}", [e for e in f.evidence if e.startswith(("strace", "agent phase",
-                                                                                             "existing tool"))]
-                          or f.evidence[:4])
+            return _label(
+                result,
+                "shortcut",
+                subtype,
+                f"{f.rule}: {f.message}",
+                [e for e in f.evidence if e.startswith(("strace", "agent phase", "existing tool"))] or f.evidence[:4],
+            )
     return None
 
 
@@ -153,11 +218,21 @@ def deterministic_label(result: TrialResult, ctx: LabelContext) -> TrialLabel | 
     """The label the rules prove, or None: a model trial's ordinary pass or fail is the analyst's to judge."""
     if result.outcome == Outcome.INFRA:
         if result.error_class in ENVIRONMENT_ERRORS:
-            return _label(result, "brittleness", "broken-environment",
-                          f"{result.error_class}: {(result.error_message or '')[:300]}", [result.error_class or ""])
-        return _label(result, "infra", result.error_class or "infra",
-                      f"the machinery failed ({result.error_class}): {(result.error_message or '')[:300]}; never "
-                      f"counted in a pass rate", [result.error_class or "infra"])
+            return _label(
+                result,
+                "brittleness",
+                "broken-environment",
+                f"{result.error_class}: {(result.error_message or '')[:300]}",
+                [result.error_class or ""],
+            )
+        return _label(
+            result,
+            "infra",
+            result.error_class or "infra",
+            f"the machinery failed ({result.error_class}): {(result.error_message or '')[:300]}; never "
+            f"counted in a pass rate",
+            [result.error_class or "infra"],
+        )
     if result.agent.startswith("exploit-"):
         return _exploit_label(result, ctx)
     if result.agent in MODEL_AGENTS:  # the oracle reads /solution by design: only agents' traces prove anything
@@ -168,15 +243,29 @@ def deterministic_label(result: TrialResult, ctx: LabelContext) -> TrialLabel | 
         return _oracle_label(result, ctx)
     if result.agent == "nop":
         if result.outcome == Outcome.PASS:
-            return _label(result, "shortcut", "no-op-pass", "an agent that does nothing earned reward "
-                          f"{result.reward:g}: the verifier accepts an untouched environment")
+            return _label(
+                result,
+                "shortcut",
+                "no-op-pass",
+                "an agent that does nothing earned reward "
+                f"{result.reward:g}: the verifier accepts an untouched environment",
+            )
         return _label(result, "capability", "no-attempt", "the empty agent failed, as it should")
     if result.agent == "solver-replay":
-        return _label(result, "unlabeled", "probe-trial", "a replay of a solver pass under strace with nothing "
-                      "proven: its meaning is the replayed pass's label")
+        return _label(
+            result,
+            "unlabeled",
+            "probe-trial",
+            "a replay of a solver pass under strace with nothing proven: its meaning is the replayed pass's label",
+        )
     if result.agent == "hunter" and result.outcome == Outcome.FAIL:
-        return _label(result, "unlabeled", "probe-trial", "the LLM shortcut hunter earned no reward: the verifier "
-                      "resisted its attempts (a probe trial, not an attempt at the task)")
+        return _label(
+            result,
+            "unlabeled",
+            "probe-trial",
+            "the LLM shortcut hunter earned no reward: the verifier "
+            "resisted its attempts (a probe trial, not an attempt at the task)",
+        )
     if result.agent in MODEL_AGENTS and result.outcome == Outcome.FAIL and result.agent_timed_out:
         return _time_limit_label(result, ctx)
     if result.agent not in MODEL_AGENTS:
@@ -186,5 +275,12 @@ def deterministic_label(result: TrialResult, ctx: LabelContext) -> TrialLabel | 
 
 def unlabeled(result: TrialResult, reason: str, subtype: str = "no-analyst-model") -> TrialLabel:
     """Not labelled, and why. Its source is "none": a later analyst answer may replace it."""
-    return TrialLabel(trial_id=result.trial_id, label="unlabeled", subtype=subtype, confidence=0.0,
-                      explanation=reason, verified=True, source="none")
+    return TrialLabel(
+        trial_id=result.trial_id,
+        label="unlabeled",
+        subtype=subtype,
+        confidence=0.0,
+        explanation=reason,
+        verified=True,
+        source="none",
+    )

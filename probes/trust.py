@@ -43,8 +43,23 @@ log = structlog.get_logger(__name__)
 TRUST_SYSCALLS = "execve,execveat,open,openat,chdir"
 EXPLOIT = "exploit-trusted-file"
 # Files no task author put there for the verifier: the OS and its packages, interpreters and their libraries.
-SYSTEM = ("/proc/", "/sys/", "/dev/", "/run/", "/etc/", "/lib", "/bin/", "/sbin/", "/usr/", "/var/lib/dpkg/",
-          "/var/cache/", "/tests/", "/logs/", "/solution/", "/tmp/")
+SYSTEM = (
+    "/proc/",
+    "/sys/",
+    "/dev/",
+    "/run/",
+    "/etc/",
+    "/lib",
+    "/bin/",
+    "/sbin/",
+    "/usr/",
+    "/var/lib/dpkg/",
+    "/var/cache/",
+    "/tests/",
+    "/logs/",
+    "/solution/",
+    "/tmp/",
+)
 # ... except what a task installs by hand under /usr/local (a grader in /usr/local/bin), which is kept.
 LOCAL = ("/usr/local/bin/", "/usr/local/sbin/", "/usr/local/share/", "/usr/local/etc/")
 LIBRARY = re.compile(r"/(site-packages|dist-packages|node_modules|__pycache__|lib/python[\d.]+|\.[^/]+)/|\.pyc$")
@@ -52,8 +67,10 @@ RUNNER = re.compile(r"^(py\.?test(-3)?|python[\d.]*(-config)?|pip[\d.]*|uvx?|nod
 INTERPRETERS = re.compile(r"^(python[\d.]*|bash|sh|dash|perl|node|ruby|Rscript|php)$")
 IMPORTED = (".py", ".pyc", ".so", ".pth", ".pm", ".rb", ".js")
 # One exec in the image: which candidates are regular files (not links), and which are pip's entry points.
-CHECK = ('for p in "$@"; do [ -f "$p" ] && [ ! -L "$p" ] || continue; '
-         'if head -c 600 "$p" 2>/dev/null | grep -q -- "-script\\\\.pyw"; then echo "entry $p"; else echo "file $p"; fi; done')
+CHECK = (
+    'for p in "$@"; do [ -f "$p" ] && [ ! -L "$p" ] || continue; '
+    'if head -c 600 "$p" 2>/dev/null | grep -q -- "-script\\\\.pyw"; then echo "entry $p"; else echo "file $p"; fi; done'
+)
 
 
 class Anchor(BaseModel):
@@ -98,7 +115,9 @@ def traced_uses(text: str, cwds: list[str] | None = None) -> dict[str, tuple[set
             if argv and INTERPRETERS.match(os.path.basename(argv[0])) and len(argv) > 1 and "-c" not in argv[1:2]:
                 script = next((a for a in argv[1:] if not a.startswith("-")), "")
                 add(script, "executed", rest)
-        elif "O_DIRECTORY" not in c.group("args") and not re.search(r"O_WRONLY|O_RDWR|O_CREAT|O_TRUNC", c.group("args")):
+        elif "O_DIRECTORY" not in c.group("args") and not re.search(
+            r"O_WRONLY|O_RDWR|O_CREAT|O_TRUNC", c.group("args")
+        ):
             path = strings[0]
             add(path, "imported" if path.endswith(IMPORTED) else "read", rest)
     for path, use, line in relative:
@@ -118,8 +137,10 @@ def trace_anchors(sandbox: Sandbox, env: Environment, result: TrialResult) -> li
     """Run the verifier on this end state under a full open/exec trace; the anchors, or why none could be
     traced (a string)."""
     if env.config.verifier_mode() == VerifierEnvironmentMode.SEPARATE:
-        return ("separate verifier mode: the verifier's fresh container sees only the agent's artifacts; tracing "
-                "it for anchors among them is not built yet")
+        return (
+            "separate verifier mode: the verifier's fresh container sees only the agent's artifacts; tracing "
+            "it for anchors among them is not built yet"
+        )
     if env.config.steps:
         return "multi-step task: each step's verifier is agents/steps.py's; not traced for anchors yet"
     out = Path(result.artifacts_dir or ".") / "probes" / "trust"
@@ -139,8 +160,10 @@ def trace_anchors(sandbox: Sandbox, env: Environment, result: TrialResult) -> li
         session.stop()
     log.info("trust.traced", env=env.name, seconds=round(time.monotonic() - started, 2))
     workdir = sandbox.exec(["pwd"], timeout=30).stdout.strip()
-    uses = traced_uses(trace_path.read_text(errors="replace") if trace_path.is_file() else "",
-                       [workdir] if workdir.startswith("/") else [])
+    uses = traced_uses(
+        trace_path.read_text(errors="replace") if trace_path.is_file() else "",
+        [workdir] if workdir.startswith("/") else [],
+    )
     try:
         changed = {c.path for c in sandbox.changed_paths()}
     except NotImplementedError:
@@ -163,39 +186,68 @@ def trust_findings(ctx, anchors: list[Anchor], oracle: TrialResult | None) -> li
         return []
     evidence = _evidence(anchors)
     if oracle is not None:
-        evidence.append(f"traced on the end state of oracle trial {oracle.trial_id} (probes/trust/strace-trust.txt)")
+        evidence.append(
+            f"traced on the end state of {oracle.agent} trial {oracle.trial_id} ({oracle.outcome.value}; "
+            "probes/trust/strace-trust.txt)"
+        )
     names = ", ".join(a.path for a in anchors[:6])
     actionable = any("executed" in a.uses for a in anchors) or (
-        any("read" in a.uses for a in anchors) and re.search(r"(?<![\w.])/[\w.\-/]+\.\w+", ctx.env.instruction))
+        any("read" in a.uses for a in anchors) and re.search(r"(?<![\w.])/[\w.\-/]+\.\w+", ctx.env.instruction)
+    )
     trial = None
     if actionable:
         agent = TrustedFile(anchors=[a.model_dump(include={"path", "uses"}) for a in anchors], task=ctx.env.name)
         trial = ctx.trial(agent, purpose="hunt-exploit", trace=ctx.settings.strace)  # the labeller quotes it
         ctx.ran(f"oracle_state/trust/{EXPLOIT}", f"trial {trial.result.trial_id}: {trial.result.outcome.value}")
     else:
-        ctx.skip(f"oracle_state/trust/{EXPLOIT}", "no traced anchor is executed, and the instruction names no "
-                 "output path to copy a read one to")
+        ctx.skip(
+            f"oracle_state/trust/{EXPLOIT}",
+            "no traced anchor is executed, and the instruction names no output path to copy a read one to",
+        )
     if trial is None or trial.result.outcome != Outcome.PASS:
         if trial is not None:
-            evidence.append(f"{EXPLOIT} trial {trial.result.trial_id} did not earn reward "
-                            f"({trial.result.outcome.value}): not proven")
-        return [Finding(
-            rule="verifier-trusts-agent-file", label=Label.SHORTCUT, severity=Severity.INFO,
-            message=f"the verifier uses files of the agent's image ({names}); a root agent can read and rewrite "
-                    "them, but copying or rewriting them did not earn reward",
-            evidence=evidence, location="tests/test.sh", fix=EXPLOIT_INFO[EXPLOIT].remedy)]
+            evidence.append(
+                f"{EXPLOIT} trial {trial.result.trial_id} did not earn reward "
+                f"({trial.result.outcome.value}): not proven"
+            )
+        return [
+            Finding(
+                rule="verifier-trusts-agent-file",
+                label=Label.SHORTCUT,
+                severity=Severity.INFO,
+                message=f"the verifier uses files of the agent's image ({names}); a root agent can read and rewrite "
+                "them, but copying or rewriting them did not earn reward",
+                evidence=evidence,
+                location="tests/test.sh",
+                fix=EXPLOIT_INFO[EXPLOIT].remedy,
+            )
+        ]
     transcript = Path(trial.result.artifacts_dir or "") / "agent" / "transcript.txt"
     acted = transcript.read_text(errors="replace").splitlines()[:30] if transcript.is_file() else []
-    proof = [f"trial {trial.result.trial_id}: {EXPLOIT} earned reward {trial.result.reward:g}",
-             "transcript:\n" + "\n".join(acted)]
+    proof = [
+        f"trial {trial.result.trial_id}: {EXPLOIT} earned reward {trial.result.reward:g}",
+        "transcript:\n" + "\n".join(acted),
+    ]
     return [
-        Finding(rule=EXPLOIT, label=Label.SHORTCUT, severity=Severity.CRITICAL,
-                message=f"a scripted exploit earned reward without doing the task: {EXPLOIT_INFO[EXPLOIT].attack}",
-                evidence=proof + evidence, location="tests/test.sh", fix=EXPLOIT_INFO[EXPLOIT].remedy,
-                trial_ids=[trial.result.trial_id]),
-        Finding(rule="verifier-trusts-agent-file", label=Label.SHORTCUT, severity=Severity.CRITICAL,
-                message=f"the verifier trusts files of the agent's image ({names}): the agent copied or rewrote "
-                        "them and earned reward",
-                evidence=evidence + proof[:1], location="tests/test.sh", fix=EXPLOIT_INFO[EXPLOIT].remedy,
-                trial_ids=[trial.result.trial_id]),
+        Finding(
+            rule=EXPLOIT,
+            label=Label.SHORTCUT,
+            severity=Severity.CRITICAL,
+            message=f"a scripted exploit earned reward without doing the task: {EXPLOIT_INFO[EXPLOIT].attack}",
+            evidence=proof + evidence,
+            location="tests/test.sh",
+            fix=EXPLOIT_INFO[EXPLOIT].remedy,
+            trial_ids=[trial.result.trial_id],
+        ),
+        Finding(
+            rule="verifier-trusts-agent-file",
+            label=Label.SHORTCUT,
+            severity=Severity.CRITICAL,
+            message=f"the verifier trusts files of the agent's image ({names}): the agent copied or rewrote "
+            "them and earned reward",
+            evidence=evidence + proof[:1],
+            location="tests/test.sh",
+            fix=EXPLOIT_INFO[EXPLOIT].remedy,
+            trial_ids=[trial.result.trial_id],
+        ),
     ]

@@ -33,11 +33,17 @@ def trial_evidence(results: list[TrialResult]) -> list[str]:
     return out
 
 
-def build_failed_finding(detail: str, evidence: list[str], location: str, trial_ids: list[str] | None = None) -> Finding:
+def build_failed_finding(
+    detail: str, evidence: list[str], location: str, trial_ids: list[str] | None = None
+) -> Finding:
     """The image does not build: every later stage is moot (the graph and the trial rules both report it)."""
     return Finding(
-        rule="image-build-failed", label=Label.BRITTLENESS, severity=Severity.CRITICAL,
-        message=f"the environment's image does not build: {detail}", evidence=evidence, location=location,
+        rule="image-build-failed",
+        label=Label.BRITTLENESS,
+        severity=Severity.CRITICAL,
+        message=f"the environment's image does not build: {detail}",
+        evidence=evidence,
+        location=location,
         trial_ids=trial_ids or [],
     )
 
@@ -50,49 +56,81 @@ def validation_findings(trials: list[TrialResult]) -> list[Finding]:
     env_errors = [t for t in trials if t.error_class in VERIFIER_ERRORS]
     builds = [t for t in trials if t.error_class in BUILD_ERRORS]
     if builds:
-        findings.append(build_failed_finding("no agent can attempt the task", [builds[0].error_message or ""],
-                                             "environment/Dockerfile", [t.trial_id for t in builds]))
+        findings.append(
+            build_failed_finding(
+                "no agent can attempt the task",
+                [builds[0].error_message or ""],
+                "environment/Dockerfile",
+                [t.trial_id for t in builds],
+            )
+        )
         return findings
     oracle_fail = [t for t in oracle if t.outcome == Outcome.FAIL]
     oracle_pass = [t for t in oracle if t.outcome == Outcome.PASS]
     if oracle_fail:
         flaky = bool(oracle_pass)
-        findings.append(Finding(
-            rule="oracle-flaky" if flaky else "oracle-fails",
-            label=Label.BRITTLENESS,
-            severity=Severity.CRITICAL,
-            message=(f"the reference solution failed {len(oracle_fail)} of {len(oracle)} runs: "
-                     + ("the tests or the environment are non-deterministic" if flaky
-                        else "the environment is broken or the tests do not match the solution")),
-            evidence=trial_evidence(oracle_fail), location="solution/solve.sh",
-            fix="run solution/solve.sh then tests/test.sh in the image by hand and compare",
-            trial_ids=[t.trial_id for t in oracle_fail],
-        ))
+        findings.append(
+            Finding(
+                rule="oracle-flaky" if flaky else "oracle-fails",
+                label=Label.BRITTLENESS,
+                severity=Severity.CRITICAL,
+                message=(
+                    f"the reference solution failed {len(oracle_fail)} of {len(oracle)} runs: "
+                    + (
+                        "the tests or the environment are non-deterministic"
+                        if flaky
+                        else "the environment is broken or the tests do not match the solution"
+                    )
+                ),
+                evidence=trial_evidence(oracle_fail),
+                location="solution/solve.sh",
+                fix="run solution/solve.sh then tests/test.sh in the image by hand and compare",
+                trial_ids=[t.trial_id for t in oracle_fail],
+            )
+        )
     if any(t.agent_timed_out for t in oracle):
         slow = [t for t in oracle if t.agent_timed_out]
-        findings.append(Finding(
-            rule="oracle-timeout", label=Label.BRITTLENESS, severity=Severity.ERROR,
-            message="the reference solution ran past [agent].timeout_sec",
-            evidence=trial_evidence(slow), location="task.toml", fix="raise [agent].timeout_sec or speed up solve.sh",
-            trial_ids=[t.trial_id for t in slow],
-        ))
+        findings.append(
+            Finding(
+                rule="oracle-timeout",
+                label=Label.BRITTLENESS,
+                severity=Severity.ERROR,
+                message="the reference solution ran past [agent].timeout_sec",
+                evidence=trial_evidence(slow),
+                location="task.toml",
+                fix="raise [agent].timeout_sec or speed up solve.sh",
+                trial_ids=[t.trial_id for t in slow],
+            )
+        )
     nop_pass = [t for t in nop if t.outcome == Outcome.PASS]
     if nop_pass:
         reward = nop_pass[0].reward
-        findings.append(Finding(
-            rule="nop-passes", label=Label.SHORTCUT, severity=Severity.CRITICAL,
-            message=f"nop earned reward {reward:g}: the verifier does not check the work",
-            evidence=trial_evidence(nop_pass), location="tests/test.sh",
-            fix="make test.sh check the task's outputs and write reward 0 when they are missing or wrong",
-            trial_ids=[t.trial_id for t in nop_pass],
-        ))
+        findings.append(
+            Finding(
+                rule="nop-passes",
+                label=Label.SHORTCUT,
+                severity=Severity.CRITICAL,
+                message=f"nop earned reward {reward:g}: the verifier does not check the work",
+                evidence=trial_evidence(nop_pass),
+                location="tests/test.sh",
+                fix="make test.sh check the task's outputs and write reward 0 when they are missing or wrong",
+                trial_ids=[t.trial_id for t in nop_pass],
+            )
+        )
     if env_errors:
-        findings.append(Finding(
-            rule="verifier-error", label=Label.BRITTLENESS, severity=Severity.ERROR,
-            message=("the verifier ended without a usable reward in "
-                     f"{len(env_errors)} trial(s): a missing reward is not a fail, it is a broken verifier"),
-            evidence=trial_evidence(env_errors), location="tests/test.sh",
-            fix="write a number to /logs/verifier/reward.txt on every path, including failures",
-            trial_ids=[t.trial_id for t in env_errors],
-        ))
+        findings.append(
+            Finding(
+                rule="verifier-error",
+                label=Label.BRITTLENESS,
+                severity=Severity.ERROR,
+                message=(
+                    "the verifier ended without a usable reward in "
+                    f"{len(env_errors)} trial(s): a missing reward is not a fail, it is a broken verifier"
+                ),
+                evidence=trial_evidence(env_errors),
+                location="tests/test.sh",
+                fix="write a number to /logs/verifier/reward.txt on every path, including failures",
+                trial_ids=[t.trial_id for t in env_errors],
+            )
+        )
     return findings

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from envqa.core.environment import Environment
 from envqa.core.parsers.shell import Command, parse_script
-from envqa.probes.task_files import rel as _rel, test_script
+from envqa.probes.task_files import rel as _rel
+from envqa.probes.task_files import test_script
 
 MAX_LITERALS = 3
 RUNNERS = {"python", "python3", "bash", "sh", "node", "ruby", "perl", "timeout", "env", "uv", "run"}
@@ -30,20 +31,58 @@ LISTING = {"listdir", "glob", "iglob", "iterdir", "rglob", "scandir"}
 STATUS = {"returncode", "status", "exit_code", "status_code", "st_size", "st_mode"}
 SHAPE_CALLS = {"len", "type", "isinstance", "bool", "hasattr", "callable"}
 FAILS = {"fail", "exit", "_exit"}
-GENERIC = {"data", "input", "output", "test", "tests", "file", "files", "app", "txt", "csv", "json", "log", "out",
-           "result", "results", "answer", "expected", "main", "the", "and", "true", "false", "none", "yes", "no",
-           "ok", "pass", "fail", "error", "py", "sh", "md", "bin", "lib", "src", "tmp", "png", "jpg", "dat"}
+GENERIC = {
+    "data",
+    "input",
+    "output",
+    "test",
+    "tests",
+    "file",
+    "files",
+    "app",
+    "txt",
+    "csv",
+    "json",
+    "log",
+    "out",
+    "result",
+    "results",
+    "answer",
+    "expected",
+    "main",
+    "the",
+    "and",
+    "true",
+    "false",
+    "none",
+    "yes",
+    "no",
+    "ok",
+    "pass",
+    "fail",
+    "error",
+    "py",
+    "sh",
+    "md",
+    "bin",
+    "lib",
+    "src",
+    "tmp",
+    "png",
+    "jpg",
+    "dat",
+}
 
 
 @dataclass
 class Shape:
     """What one verifier's checks compare against."""
 
-    literals: dict[str, str] = field(default_factory=dict)   # literal -> evidence of its first check
-    computed: list[str] = field(default_factory=list)        # evidence of checks against something computed
-    exists: list[str] = field(default_factory=list)          # evidence of name/existence checks
-    program_input: list[str] = field(default_factory=list)   # evidence: the agent's program run on an input
-    program_runs: list[str] = field(default_factory=list)    # evidence: the agent's program run (any)
+    literals: dict[str, str] = field(default_factory=dict)  # literal -> evidence of its first check
+    computed: list[str] = field(default_factory=list)  # evidence of checks against something computed
+    exists: list[str] = field(default_factory=list)  # evidence of name/existence checks
+    program_input: list[str] = field(default_factory=list)  # evidence: the agent's program run on an input
+    program_runs: list[str] = field(default_factory=list)  # evidence: the agent's program run (any)
 
 
 def _lit(node: ast.AST, consts: dict[str, list[str]]) -> list[str] | None:
@@ -79,8 +118,9 @@ def _call_name(node: ast.AST) -> str:
 
 
 def _is_status(node: ast.AST) -> bool:
-    return any((isinstance(n, ast.Attribute) and n.attr in STATUS) or _call_name(n) in SHAPE_CALLS
-               for n in ast.walk(node))
+    return any(
+        (isinstance(n, ast.Attribute) and n.attr in STATUS) or _call_name(n) in SHAPE_CALLS for n in ast.walk(node)
+    )
 
 
 class _PyShape(ast.NodeVisitor):
@@ -96,10 +136,14 @@ class _PyShape(ast.NodeVisitor):
                     self.consts[node.targets[0].id] = v
             elif isinstance(node, ast.ImportFrom) and node.module in ("subprocess", "os"):
                 self.runners |= {a.asname or a.name for a in node.names if a.name in SUBPROCESS}
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                if node.module.split(".")[0] not in sys.stdlib_module_names and node.module.split(".")[0] not in (
-                        "pytest", "numpy", "pandas"):
-                    self.imported |= {a.asname or a.name for a in node.names}
+            elif (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.level == 0
+                and node.module.split(".")[0] not in sys.stdlib_module_names
+                and node.module.split(".")[0] not in ("pytest", "numpy", "pandas")
+            ):
+                self.imported |= {a.asname or a.name for a in node.names}
 
     def ev(self, node: ast.AST) -> str:
         return f"{self.rel}:{node.lineno}: {self.lines[node.lineno - 1].strip()}"
@@ -109,7 +153,8 @@ class _PyShape(ast.NodeVisitor):
             return  # a negative check pins nothing
         if _is_status(left) or _is_status(right):
             if any(_call_name(n) in LISTING for n in ast.walk(left)) or any(
-                    _call_name(n) in LISTING for n in ast.walk(right)):
+                _call_name(n) in LISTING for n in ast.walk(right)
+            ):
                 self.shape.exists.append(self.ev(node))
             return
         if isinstance(op, (ast.In, ast.NotIn)) and any(_call_name(n) in LISTING for n in ast.walk(right)):
@@ -138,9 +183,13 @@ class _PyShape(ast.NodeVisitor):
             self.check(test.operand, node, not negated)
         elif isinstance(test, ast.Compare) and len(test.ops) == 1:
             self.compare(test.left, test.ops[0], test.comparators[0], node, negated)
-        elif _call_name(test) in EXISTS or (_call_name(test) in ("any", "all") and any(
-                isinstance(n, ast.Attribute) and n.attr in ("name", "suffix", "stem") or _call_name(n) in LISTING
-                for n in ast.walk(test))):
+        elif _call_name(test) in EXISTS or (
+            _call_name(test) in ("any", "all")
+            and any(
+                (isinstance(n, ast.Attribute) and n.attr in ("name", "suffix", "stem")) or _call_name(n) in LISTING
+                for n in ast.walk(test)
+            )
+        ):
             self.shape.exists.append(self.ev(node))
         else:
             self.shape.computed.append(self.ev(node))
@@ -162,9 +211,11 @@ class _PyShape(ast.NodeVisitor):
             self.compare(node.args[0], op, node.args[1], node)
         elif name in ("assertTrue", "assertFalse") and node.args:
             self.check(node.args[0], node, negated=name == "assertFalse")
-        elif (isinstance(node.func, ast.Attribute) and name in SUBPROCESS
-              and getattr(node.func.value, "id", "") in ("subprocess", "os", "sp")) or (
-                isinstance(node.func, ast.Name) and name in self.runners):
+        elif (
+            isinstance(node.func, ast.Attribute)
+            and name in SUBPROCESS
+            and getattr(node.func.value, "id", "") in ("subprocess", "os", "sp")
+        ) or (isinstance(node.func, ast.Name) and name in self.runners):
             self.program(node)
         self.generic_visit(node)
 
@@ -182,7 +233,7 @@ class _PyShape(ast.NodeVisitor):
             dynamic = "$" in words
         else:
             return
-        while words and words[0].rsplit("/", 1)[-1] in RUNNERS | {"-m", "-c"} or words and words[0].startswith("-"):
+        while (words and words[0].rsplit("/", 1)[-1] in RUNNERS | {"-m", "-c"}) or (words and words[0].startswith("-")):
             words = words[1:]
         if not words or words[0].startswith("/tests") or words[0] in ("pytest", "pip"):
             return
@@ -200,8 +251,12 @@ def python_shape(shape: Shape, env: Environment, files: list[Path]) -> None:
         except SyntaxError:
             shape.computed.append(f"{_rel(env, f)}: not parsed")
             continue
-        if any(isinstance(d, ast.Call) and getattr(d.func, "attr", "") == "parametrize"
-               for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) for d in n.decorator_list):
+        if any(
+            isinstance(d, ast.Call) and getattr(d.func, "attr", "") == "parametrize"
+            for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef)
+            for d in n.decorator_list
+        ):
             shape.program_input.append(f"{_rel(env, f)}: parametrized tests")
         _PyShape(shape, _rel(env, f), text.splitlines(), tree).visit(tree)
 
@@ -231,10 +286,16 @@ def _reparse(commands: list[Command]) -> list[Command]:
             continue
         done.add(cmd.line)
         for inner in re.findall(r"\$\((.+?)\)", m.group(0)):
-            out += [Command(words=c.words, line=cmd.line, text=cmd.text, redirects=c.redirects)
-                    for c in parse_script(inner)]
-        out.append(Command(words=["[[", m.group(1).strip("\"'"), m.group(2), m.group(3).strip("\"'"), "]]"],
-                           line=cmd.line, text=cmd.text))
+            out += [
+                Command(words=c.words, line=cmd.line, text=cmd.text, redirects=c.redirects) for c in parse_script(inner)
+            ]
+        out.append(
+            Command(
+                words=["[[", m.group(1).strip("\"'"), m.group(2), m.group(3).strip("\"'"), "]]"],
+                line=cmd.line,
+                text=cmd.text,
+            )
+        )
     return out
 
 
@@ -268,8 +329,7 @@ def shell_shape(shape: Shape, env: Environment, script: Path) -> None:
                 shape.computed.append(cmd.evidence(rel))
             else:
                 shape.literals.setdefault(lit, cmd.evidence(rel))
-        elif name in ("diff", "cmp", "jq", "sha256sum", "md5sum", "awk") or (
-                name.startswith("python") and "-c" in w):
+        elif name in ("diff", "cmp", "jq", "sha256sum", "md5sum", "awk") or (name.startswith("python") and "-c" in w):
             shape.computed.append(cmd.evidence(rel))
         elif name in ("ls", "find") and any(x.startswith("/app") for x in w[1:]):
             shape.exists.append(cmd.evidence(rel))
@@ -277,12 +337,18 @@ def shell_shape(shape: Shape, env: Environment, script: Path) -> None:
             words = list(w)
             while words and words[0].rsplit("/", 1)[-1] in RUNNERS:
                 words = [x for x in words[1:] if not x.startswith("-")]
-            if words and (words[0].startswith(("/app", "./", "/usr/local/bin/")) or (
-                    words is not w and words[0].endswith((".py", ".sh", ".js")) and not words[0].startswith("/tests"))):
+            if words and (
+                words[0].startswith(("/app", "./", "/usr/local/bin/"))
+                or (words is not w and words[0].endswith((".py", ".sh", ".js")) and not words[0].startswith("/tests"))
+            ):
                 shape.program_runs.append(cmd.evidence(rel))
                 prev = commands[i - 1] if i else None
-                piped = (prev is not None and prev.line == cmd.line and prev.name in ("echo", "printf", "cat")
-                         and "|" in cmd.text)
+                piped = (
+                    prev is not None
+                    and prev.line == cmd.line
+                    and prev.name in ("echo", "printf", "cat")
+                    and "|" in cmd.text
+                )
                 if len(words) > 1 or any(op == "<" or op.startswith("<<") for op, _t in cmd.redirects) or piped:
                     shape.program_input.append(cmd.evidence(rel))
 
@@ -295,7 +361,10 @@ def verifier_shape(env: Environment) -> Shape:
         shell_shape(shape, env, script)
     py: list[Path] = []
     for copy in env.tests:
-        py += [copy.source] if copy.source.is_file() and copy.source.suffix == ".py" else (
-            sorted(copy.source.rglob("*.py")) if copy.source.is_dir() else [])
+        py += (
+            [copy.source]
+            if copy.source.is_file() and copy.source.suffix == ".py"
+            else (sorted(copy.source.rglob("*.py")) if copy.source.is_dir() else [])
+        )
     python_shape(shape, env, [p for p in py if p.name != "conftest.py"])
     return shape

@@ -97,31 +97,53 @@ def literal_only_rules(env: Environment, shape: Shape) -> list[Finding]:
     with_input = bool(shape.program_input) and len(lits) == 1
     in_image = {v: w for v, w in stated.items() if w != "instruction.md"}
     if in_image:
-        severity, why = Severity.ERROR, (f"the verifier only compares the output with {_fmt(in_image)}, and the "
-                                         f"agent's image holds it ({', '.join(sorted(set(in_image.values())))}): "
-                                         "copying it passes without doing the work")
+        severity, why = (
+            Severity.ERROR,
+            (
+                f"the verifier only compares the output with {_fmt(in_image)}, and the "
+                f"agent's image holds it ({', '.join(sorted(set(in_image.values())))}): "
+                "copying it passes without doing the work"
+            ),
+        )
     elif with_input and not stated:
-        severity, why = Severity.WARNING, (f"the verifier runs the agent's program on a fixed input and only compares "
-                                           f"its output with {_fmt(lits)}: a program that prints that constant passes")
+        severity, why = (
+            Severity.WARNING,
+            (
+                f"the verifier runs the agent's program on a fixed input and only compares "
+                f"its output with {_fmt(lits)}: a program that prints that constant passes"
+            ),
+        )
     elif with_input:
         # The instruction shows this very example and the tests check nothing else. From files alone we cannot
         # tell "print this" from "compute this" here, so we say nothing (examples/always-pass: its flaw is the
         # reward, and its fixed version must come out clean).
         return []
     elif shape.program_input:
-        severity, why = Severity.INFO, (f"the verifier runs the agent's program on fixed inputs and only compares "
-                                        f"its output with {_fmt(lits)}: a lookup of these outputs passes")
+        severity, why = (
+            Severity.INFO,
+            (
+                f"the verifier runs the agent's program on fixed inputs and only compares "
+                f"its output with {_fmt(lits)}: a lookup of these outputs passes"
+            ),
+        )
     else:
         # An answer file checked against its value is how "compute X" tasks are verified (examples/tb1-clean):
         # hard-coding it needs the answer, which is the work. Nothing to report unless the image holds it.
         return []
-    return [Finding(
-        rule="verifier-literal-only", label=Label.SHORTCUT, severity=severity,
-        message=why, evidence=ev + [f"{v!r} visible in {w}" for v, w in stated.items()][:3]
-        + [f"runs: {e}" for e in shape.program_input[:2]],
-        location=ev[0].split(": ")[0],
-        fix="check the output on inputs the agent has not seen (several, generated or hidden in tests/), or compute "
-            "the expected value in the verifier from the input")]
+    return [
+        Finding(
+            rule="verifier-literal-only",
+            label=Label.SHORTCUT,
+            severity=severity,
+            message=why,
+            evidence=ev
+            + [f"{v!r} visible in {w}" for v, w in stated.items()][:3]
+            + [f"runs: {e}" for e in shape.program_input[:2]],
+            location=ev[0].split(": ")[0],
+            fix="check the output on inputs the agent has not seen (several, generated or hidden in tests/), or compute "
+            "the expected value in the verifier from the input",
+        )
+    ]
 
 
 def _fmt(values) -> str:
@@ -132,12 +154,18 @@ def _fmt(values) -> str:
 def file_name_rules(env: Environment, shape: Shape) -> list[Finding]:
     findings = []
     if shape.exists and not shape.literals and not shape.computed:
-        findings.append(Finding(
-            rule="verifier-checks-only-file-names", label=Label.SHORTCUT, severity=Severity.WARNING,
-            message="the verifier only checks that files with the right names exist, never what they hold: an "
-                    "agent that creates empty files (`touch`) passes",
-            evidence=list(dict.fromkeys(shape.exists))[:5], location=shape.exists[0].split(": ")[0],
-            fix="read each output and check its content (values, structure) against what the task asks"))
+        findings.append(
+            Finding(
+                rule="verifier-checks-only-file-names",
+                label=Label.SHORTCUT,
+                severity=Severity.WARNING,
+                message="the verifier only checks that files with the right names exist, never what they hold: an "
+                "agent that creates empty files (`touch`) passes",
+                evidence=list(dict.fromkeys(shape.exists))[:5],
+                location=shape.exists[0].split(": ")[0],
+                fix="read each output and check its content (values, structure) against what the task asks",
+            )
+        )
     tokens: dict[str, str] = {}
     for p in _agent_files(env) if shape.literals else []:
         rel = _rel(env, p)
@@ -147,18 +175,28 @@ def file_name_rules(env: Environment, shape: Shape) -> list[Finding]:
             for t in re.split(r"[._\-\s]+", stem):
                 if t and t.casefold() != stem.casefold():
                     tokens.setdefault(t.casefold(), rel)
-    leaks = {v: tokens[v.strip().casefold()] for v in shape.literals
-             if v.strip().casefold() in tokens and len(v.strip()) >= 3 and re.search(r"[A-Za-z]", v)
-             and v.strip().casefold() not in GENERIC}
+    leaks = {
+        v: tokens[v.strip().casefold()]
+        for v in shape.literals
+        if v.strip().casefold() in tokens
+        and len(v.strip()) >= 3
+        and re.search(r"[A-Za-z]", v)
+        and v.strip().casefold() not in GENERIC
+    }
     if leaks:
-        findings.append(Finding(
-            rule="answer-in-file-name", label=Label.SHORTCUT, severity=Severity.WARNING,
-            message="an answer the verifier expects is written into the name of a file the agent gets: "
-                    + ", ".join(f"{v!r} in {w}" for v, w in list(leaks.items())[:3]),
-            evidence=[shape.literals[v] for v in leaks][:3]
-            + [f"{w}: the file name holds {v!r}" for v, w in leaks.items()][:3],
-            location=shape.literals[next(iter(leaks))].split(": ")[0],
-            fix="give input files neutral names (ids, hashes); keep labels and answers in tests/"))
+        findings.append(
+            Finding(
+                rule="answer-in-file-name",
+                label=Label.SHORTCUT,
+                severity=Severity.WARNING,
+                message="an answer the verifier expects is written into the name of a file the agent gets: "
+                + ", ".join(f"{v!r} in {w}" for v, w in list(leaks.items())[:3]),
+                evidence=[shape.literals[v] for v in leaks][:3]
+                + [f"{w}: the file name holds {v!r}" for v, w in leaks.items()][:3],
+                location=shape.literals[next(iter(leaks))].split(": ")[0],
+                fix="give input files neutral names (ids, hashes); keep labels and answers in tests/",
+            )
+        )
     return findings
 
 

@@ -28,8 +28,17 @@ from envqa.core.task_config import MAIN_SERVICE
 from envqa.core.task_layout import COMPOSE_NAMES
 
 SERVICE_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]*$")  # config.py _COMPOSE_SERVICE_NAME_PATTERN
-SUPPORTED = {"build", "image", "environment", "command", "entrypoint", "working_dir", "user", "healthcheck",
-             "depends_on"}
+SUPPORTED = {
+    "build",
+    "image",
+    "environment",
+    "command",
+    "entrypoint",
+    "working_dir",
+    "user",
+    "healthcheck",
+    "depends_on",
+}
 IGNORED = {"expose", "ports", "container_name", "restart", "pull_policy", "hostname", "stop_grace_period"}
 CONDITIONS = {"service_started", "service_healthy", "service_completed_successfully"}
 VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}")
@@ -52,8 +61,13 @@ class Healthcheck(BaseModel):
 
     def engine(self) -> dict:
         ns = 1_000_000_000
-        return {"test": self.test, "interval": int(self.interval * ns), "timeout": int(self.timeout * ns),
-                "retries": self.retries, "start_period": int(self.start_period * ns)}
+        return {
+            "test": self.test,
+            "interval": int(self.interval * ns),
+            "timeout": int(self.timeout * ns),
+            "retries": self.retries,
+            "start_period": int(self.start_period * ns),
+        }
 
     def budget(self) -> float:
         """How long the engine may take to call this service healthy or unhealthy."""
@@ -130,12 +144,16 @@ def load_compose(path: Path, task_root: Path) -> ComposeSpec:
 
 
 def _service(name: str, raw: dict, path: Path, task_root: Path, where: str, warnings: list[str]) -> Service:
-    s = Service(name=name, environment=_environment(raw.get("environment"), where, warnings),
-                command=_argv(raw.get("command"), f"{where}.command"),
-                entrypoint=_argv(raw.get("entrypoint"), f"{where}.entrypoint"),
-                working_dir=_opt_str(raw.get("working_dir")), user=_opt_str(raw.get("user")),
-                healthcheck=_healthcheck(raw.get("healthcheck"), f"{where}.healthcheck"),
-                depends_on=_depends_on(raw.get("depends_on"), f"{where}.depends_on"))
+    s = Service(
+        name=name,
+        environment=_environment(raw.get("environment"), where, warnings),
+        command=_argv(raw.get("command"), f"{where}.command"),
+        entrypoint=_argv(raw.get("entrypoint"), f"{where}.entrypoint"),
+        working_dir=_opt_str(raw.get("working_dir")),
+        user=_opt_str(raw.get("user")),
+        healthcheck=_healthcheck(raw.get("healthcheck"), f"{where}.healthcheck"),
+        depends_on=_depends_on(raw.get("depends_on"), f"{where}.depends_on"),
+    )
     build = raw.get("build")
     if build is not None:
         if isinstance(build, str):
@@ -221,10 +239,11 @@ def _healthcheck(raw, where: str) -> Healthcheck | None:
         raise ComposeError(f"{where}.test: expected a string or a list starting with CMD or CMD-SHELL")
     if test[0] == "NONE":
         return None
-    return Healthcheck(test=[str(t) for t in test],
-                       **{k: seconds(raw[k], f"{where}.{k}") for k in ("interval", "timeout", "start_period")
-                          if k in raw},
-                       **({"retries": int(raw["retries"])} if "retries" in raw else {}))
+    return Healthcheck(
+        test=[str(t) for t in test],
+        **{k: seconds(raw[k], f"{where}.{k}") for k in ("interval", "timeout", "start_period") if k in raw},
+        **({"retries": int(raw["retries"])} if "retries" in raw else {}),
+    )
 
 
 def _depends_on(raw, where: str) -> dict[str, str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 import socket
-from typing import Iterator
+from collections.abc import Iterator
 
 from docker.api.client import APIClient
 from docker.utils import socket as docker_socket
@@ -48,8 +48,14 @@ def problems() -> list[str]:
 
 def post_build(api: APIClient, context: bytes, params: dict):
     """POST /build with a tar context; returns the streaming response (raises docker's APIError on 4xx/5xx)."""
-    response = api._post(api._url("/build"), data=context, params=params, stream=True, timeout=None,
-                         headers={"Content-Type": "application/tar"})
+    response = api._post(
+        api._url("/build"),
+        data=context,
+        params=params,
+        stream=True,
+        timeout=None,
+        headers={"Content-Type": "application/tar"},
+    )
     api._raise_for_status(response)
     return response
 
@@ -108,8 +114,12 @@ class ExecConnection:
 
 def start_exec(api: APIClient, exec_id: str) -> ExecConnection:
     """Start a created (non-tty) exec and take over its connection; raises docker's APIError."""
-    response = api._post_json(api._url("/exec/{0}/start", exec_id), data={"Tty": False, "Detach": False},
-                              headers={"Connection": "Upgrade", "Upgrade": "tcp"}, stream=True)
+    response = api._post_json(
+        api._url("/exec/{0}/start", exec_id),
+        data={"Tty": False, "Detach": False},
+        headers={"Connection": "Upgrade", "Upgrade": "tcp"},
+        stream=True,
+    )
     sock = raw_socket(api._get_raw_response_socket(response))  # raises APIError on 4xx/5xx
     reader = getattr(getattr(response.raw, "_fp", None), "fp", None)  # http.client's buffered reader
     if reader is None or not hasattr(reader, "read1"):

@@ -25,10 +25,9 @@ import urllib3.exceptions
 
 from envqa.core.environment import Environment
 from envqa.core.image_map import rewrite_dockerfile
-from envqa.core.sandbox import (BuildLog, ImageBuildError, SandboxBackend, SandboxError, SandboxSpec,
-                                register_backend)
+from envqa.core.sandbox import BuildLog, ImageBuildError, SandboxBackend, SandboxError, SandboxSpec, register_backend
 from envqa.sandbox import docker_adapter
-from envqa.sandbox.docker_sandbox import DockerSandbox, docker_client, session_labels  # noqa: F401  (re-exported)
+from envqa.sandbox.docker_sandbox import DockerSandbox, docker_client, session_labels
 from envqa.sandbox.images import build_context_tar, image_tag
 from envqa.sandbox.network import AllowlistBackend, FakeInternet
 from envqa.sandbox.sidecars import SidecarBackend
@@ -108,8 +107,12 @@ class DockerBackend(SandboxBackend):
         timeout = env.config.environment.build_timeout_sec
         tail: list[str] = []
         api = docker.from_env(timeout=120).api
-        params = {"t": tag, "rm": True, "forcerm": True,
-                  "labels": json.dumps({self.label: "1", "envqa.env_version": env.version})}
+        params = {
+            "t": tag,
+            "rm": True,
+            "forcerm": True,
+            "labels": json.dumps({self.label: "1", "envqa.env_version": env.version}),
+        }
         expired = threading.Event()
         response = None
 
@@ -140,11 +143,17 @@ class DockerBackend(SandboxBackend):
             raise ImageBuildError(f"image build failed: {e.explanation or e}", "\n".join(tail)) from None
         except ImageBuildError:
             raise
-        except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError, ValueError,
-                AttributeError) as e:  # what a socket shut down under a streaming read raises
+        except (
+            requests.exceptions.RequestException,
+            urllib3.exceptions.HTTPError,
+            OSError,
+            ValueError,
+            AttributeError,
+        ) as e:  # what a socket shut down under a streaming read raises
             if expired.is_set():
-                raise ImageBuildError(f"image build exceeded build_timeout_sec={timeout:g}",
-                                      "\n".join(tail), True) from None
+                raise ImageBuildError(
+                    f"image build exceeded build_timeout_sec={timeout:g}", "\n".join(tail), True
+                ) from None
             raise SandboxError(f"image build connection failed: {e}", "docker_unavailable") from None
         finally:
             timer.cancel()
@@ -156,18 +165,27 @@ class DockerBackend(SandboxBackend):
         labels = {self.label: "1", **session_labels(), **spec.labels}
         try:
             container = self.client.containers.run(
-                spec.image, entrypoint=self._init_command(spec), command=[], detach=True,
+                spec.image,
+                entrypoint=self._init_command(spec),
+                command=[],
+                detach=True,
                 network_mode=spec.network if spec.network in ("none", "bridge", "host") else None,
                 network=None if spec.network in ("none", "bridge", "host") else spec.network,
-                mem_limit=f"{spec.memory_mb}m", memswap_limit=f"{spec.memory_mb}m",
-                nano_cpus=int(spec.cpus * 1e9), pids_limit=spec.pids_limit,
-                environment=spec.env, labels=labels, stop_signal="SIGKILL",
+                mem_limit=f"{spec.memory_mb}m",
+                memswap_limit=f"{spec.memory_mb}m",
+                nano_cpus=int(spec.cpus * 1e9),
+                pids_limit=spec.pids_limit,
+                environment=spec.env,
+                labels=labels,
+                stop_signal="SIGKILL",
                 init=True,  # docker-init as PID 1 reaps orphans: killed fork bombs must not hold the pids limit
             )
         except docker.errors.ImageNotFound:
             raise SandboxError(f"image {spec.image} not found; build it first", "sandbox_start") from None
         except docker.errors.APIError as e:
-            raise SandboxError(f"cannot start sandbox from {spec.image}: {e.explanation or e}", "sandbox_start") from None
+            raise SandboxError(
+                f"cannot start sandbox from {spec.image}: {e.explanation or e}", "sandbox_start"
+            ) from None
         return DockerSandbox(self.client, container, spec)
 
     @staticmethod
@@ -199,16 +217,30 @@ class DockerBackend(SandboxBackend):
 
     # Optional capabilities (core/sandbox.py)
 
-    def with_egress_allowlist(self, allowed_hosts: list[str], *, image: str, upstream: str = "bridge",
-                              label: str = "envqa", labels: dict[str, str] | None = None) -> SandboxBackend:
+    def with_egress_allowlist(
+        self,
+        allowed_hosts: list[str],
+        *,
+        image: str,
+        upstream: str = "bridge",
+        label: str = "envqa",
+        labels: dict[str, str] | None = None,
+    ) -> SandboxBackend:
         return AllowlistBackend(self, image, allowed_hosts, upstream=upstream, label=label, labels=labels)
 
     def with_sidecars(self, env: Environment) -> SandboxBackend:
         return SidecarBackend(self, env)
 
     @contextmanager
-    def fake_internet(self, serve_dir: Path | None, hosts: list[str], *, image: str, label: str = "envqa",
-                      labels: dict[str, str] | None = None):
+    def fake_internet(
+        self,
+        serve_dir: Path | None,
+        hosts: list[str],
+        *,
+        image: str,
+        label: str = "envqa",
+        labels: dict[str, str] | None = None,
+    ):
         with FakeInternet(self.client, image, serve_dir, hosts, label=label, labels=labels) as net:
             yield net.name
 

@@ -32,9 +32,11 @@ from envqa.sandbox.strace import StraceSession, strace_available
 log = structlog.get_logger(__name__)
 STDOUT, STDERR = 1, 2
 UNTAR_FAILED = "envqa: could not unpack uploads (no tar?)"
-KILL_ALL_BUT_OWN = ('for d in /proc/[0-9]*; do p=${d#/proc/}; case "$p" in 1|$$) continue;; esac; '
-                    '[ "$(tr "\\0" " " < "$d/cmdline" 2>/dev/null)" = "sleep infinity " ] && continue; '
-                    'kill -9 "$p" 2>/dev/null; done')
+KILL_ALL_BUT_OWN = (
+    'for d in /proc/[0-9]*; do p=${d#/proc/}; case "$p" in 1|$$) continue;; esac; '
+    '[ "$(tr "\\0" " " < "$d/cmdline" 2>/dev/null)" = "sleep infinity " ] && continue; '
+    'kill -9 "$p" 2>/dev/null; done'
+)
 DIFF_KINDS = {0: "changed", 1: "added", 2: "deleted"}  # `docker diff`'s Kind
 
 
@@ -106,8 +108,14 @@ class DockerSandbox(Sandbox):
         self._settle()
         try:
             exec_id = api.exec_create(
-                self.container.id, cmd, stdout=True, stderr=True, stdin=input is not None,
-                workdir=cwd, environment=env or None, user=user or "",
+                self.container.id,
+                cmd,
+                stdout=True,
+                stderr=True,
+                stdin=input is not None,
+                workdir=cwd,
+                environment=env or None,
+                user=user or "",
             )["Id"]
             conn = docker_adapter.start_exec(api, exec_id)
         except docker.errors.APIError as e:
@@ -163,8 +171,9 @@ class DockerSandbox(Sandbox):
         reader.join(5)
         exit_code = self._exit_code(exec_id, timed_out or over_limit.is_set())
         if vanished or (exit_code is None and not self._alive()):
-            raise SandboxError(f"sandbox {self.container.short_id} disappeared during exec of {cmd[:3]}",
-                               "sandbox_gone")
+            raise SandboxError(
+                f"sandbox {self.container.short_id} disappeared during exec of {cmd[:3]}", "sandbox_gone"
+            )
         self._settle()
         return ExecResult(
             exit_code=exit_code,
@@ -210,7 +219,9 @@ class DockerSandbox(Sandbox):
         # The engine is not on this host: fall back to killing every process inside but the container's own
         # (PID 1, the engine's docker-init, and its `sleep infinity`).
         try:
-            self.client.api.exec_start(self.client.api.exec_create(self.container.id, ["sh", "-c", KILL_ALL_BUT_OWN])["Id"])
+            self.client.api.exec_start(
+                self.client.api.exec_create(self.container.id, ["sh", "-c", KILL_ALL_BUT_OWN])["Id"]
+            )
         except docker.errors.APIError:
             pass  # the container is gone: nothing left to kill
 
@@ -350,7 +361,7 @@ class DockerSandbox(Sandbox):
                 try:
                     names = self._networks()
                     offline = bool(names) and all(self.client.networks.get(n).attrs.get("Internal") for n in names)
-                except Exception:  # the engine cannot say: keep the package managers' own retry settings
+                except Exception:  # noqa: BLE001 - the engine cannot say: keep the package managers' own retry settings
                     offline = False
             self._offline = offline
         return self._offline
@@ -373,7 +384,9 @@ class DockerSandbox(Sandbox):
         try:
             return StraceSession(pid, out_path, syscalls=syscalls)
         except (RuntimeError, OSError) as e:
-            raise SandboxError(f"strace did not attach to {self.container.short_id}: {e}", "strace_unavailable") from None
+            raise SandboxError(
+                f"strace did not attach to {self.container.short_id}: {e}", "strace_unavailable"
+            ) from None
 
     def egress_log(self) -> list[str] | None:
         return self.egress_proxy.log_lines() if self.egress_proxy is not None else None
@@ -388,5 +401,5 @@ class DockerSandbox(Sandbox):
             self.container.remove(force=True, v=True)
         except docker.errors.NotFound:
             pass
-        except Exception as e:  # stop() must never raise: it runs on every path out
+        except Exception as e:  # noqa: BLE001 - stop() must never raise: it runs on every path out
             log.warning("sandbox.stop_failed", container=self.container.short_id, error=str(e))

@@ -49,8 +49,9 @@ class Handler(socketserver.StreamRequestHandler):
 
     def reply(self, code: int, reason: str) -> None:
         body = f"envqa egress proxy: {reason}\n".encode()
-        self.wfile.write(f"HTTP/1.1 {code} {reason}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-                         .encode() + body)
+        self.wfile.write(
+            f"HTTP/1.1 {code} {reason}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body
+        )
 
     def handle(self) -> None:
         line = self.rfile.readline(8192).decode("latin-1").strip()
@@ -85,8 +86,9 @@ class Handler(socketserver.StreamRequestHandler):
             else:
                 path = urllib.parse.urlunsplit(("", "", url.path or "/", url.query, ""))
                 kept = [h for h in headers if not h.lower().startswith((b"proxy-", b"connection:"))]
-                upstream.sendall(f"{method} {path} {version}\r\n".encode() + b"".join(kept)
-                                 + b"Connection: close\r\n\r\n")
+                upstream.sendall(
+                    f"{method} {path} {version}\r\n".encode() + b"".join(kept) + b"Connection: close\r\n\r\n"
+                )
             self.wfile.flush()
             pipe(self.connection, upstream)
 

@@ -18,21 +18,40 @@ import posixpath
 import re
 import shlex
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Union
 
 from envqa.core.config import DEFAULT_BASE_IMAGE
 from envqa.core.environment import Environment, iter_files
-from envqa.core.sandbox import (BuildLog, ExecResult, ImageBuildError, OutputBuffer, PathChange, Sandbox,
-                                SandboxBackend, SandboxError, SandboxSpec, register_backend)
+from envqa.core.sandbox import (
+    BuildLog,
+    ExecResult,
+    ImageBuildError,
+    OutputBuffer,
+    PathChange,
+    Sandbox,
+    SandboxBackend,
+    SandboxError,
+    SandboxSpec,
+    register_backend,
+)
 from envqa.sandbox.fake_commands import ExecCall, FakeOutput, builtin
 
-Handler = Callable[[ExecCall], Union[FakeOutput, int, str, None]]
-Pattern = Union[str, Callable[[list[str]], bool]]  # a regex searched in shlex.join(argv), or a predicate
+Handler = Callable[[ExecCall], FakeOutput | int | str | None]
+Pattern = str | Callable[[list[str]], bool]  # a regex searched in shlex.join(argv), or a predicate
 KILLED = 137  # what a SIGKILLed command reports on Docker (a timeout, a runaway writer)
-BASE_DIRS = {"/": 0o755, "/tmp": 0o1777, "/var/tmp": 0o1777, "/root": 0o700, "/etc": 0o755, "/usr/bin": 0o755,
-             "/home": 0o755, "/opt": 0o755, "/srv": 0o755}
+BASE_DIRS = {
+    "/": 0o755,
+    "/tmp": 0o1777,
+    "/var/tmp": 0o1777,
+    "/root": 0o700,
+    "/etc": 0o755,
+    "/usr/bin": 0o755,
+    "/home": 0o755,
+    "/opt": 0o755,
+    "/srv": 0o755,
+}
 
 
 @dataclass
@@ -148,8 +167,15 @@ class FakeSandbox(Sandbox):
 
     def exec(self, cmd, *, timeout=None, cwd=None, env=None, user=None, input=None) -> ExecResult:
         self._alive()
-        call = ExecCall(self, list(cmd), cwd or self.image.workdir,
-                        {**self.image.env, **self.spec.env, **(env or {})}, user, input, timeout)
+        call = ExecCall(
+            self,
+            list(cmd),
+            cwd or self.image.workdir,
+            {**self.image.env, **self.spec.env, **(env or {})},
+            user,
+            input,
+            timeout,
+        )
         self.calls.append(call)
         out = next((h(call) for p, h in self.handlers if _matches(p, call.cmd)), None)
         out = out if out is not None else builtin(call)
@@ -177,11 +203,17 @@ class FakeSandbox(Sandbox):
                 break
         timed_out = not over and timeout is not None and out.duration > timeout
         return ExecResult(
-            exit_code=KILLED if (timed_out or over) else out.exit_code, stdout=stdout.text(), stderr=stderr.text(),
-            timed_out=timed_out, truncated=stdout.truncated or stderr.truncated,
-            output_bytes=stdout.total + stderr.total, output_limit_exceeded=over,
-            disk_limit_exceeded=bool(self.spec.disk_limit_mb) and self.fs.size() > (self.spec.disk_limit_mb or 0) * 2**20,
-            duration_sec=min(out.duration, timeout) if timeout is not None else out.duration)
+            exit_code=KILLED if (timed_out or over) else out.exit_code,
+            stdout=stdout.text(),
+            stderr=stderr.text(),
+            timed_out=timed_out,
+            truncated=stdout.truncated or stderr.truncated,
+            output_bytes=stdout.total + stderr.total,
+            output_limit_exceeded=over,
+            disk_limit_exceeded=bool(self.spec.disk_limit_mb)
+            and self.fs.size() > (self.spec.disk_limit_mb or 0) * 2**20,
+            duration_sec=min(out.duration, timeout) if timeout is not None else out.duration,
+        )
 
     def upload(self, source: Path, target: str) -> None:
         self._alive()
@@ -193,8 +225,11 @@ class FakeSandbox(Sandbox):
             return
         self.fs.mkdirs(target)
         for path in iter_files(source):
-            self.fs.write(posixpath.join(target, path.relative_to(source).as_posix()), path.read_bytes(),
-                          path.stat().st_mode & 0o7777)
+            self.fs.write(
+                posixpath.join(target, path.relative_to(source).as_posix()),
+                path.read_bytes(),
+                path.stat().st_mode & 0o7777,
+            )
 
     def download(self, source: str, target: Path, max_bytes: int = 64 * 1024 * 1024) -> bool:
         self._alive()
@@ -241,8 +276,15 @@ class FakeSandbox(Sandbox):
         self._alive()
         before, now = self.image.nodes, self.fs.nodes
         out = {p: "added" for p in now if p not in before}
-        out.update({p: "changed" for p in now if p in before and (before[p].data, before[p].mode)
-                    != (now[p].data, now[p].mode) and now[p].data is not None})
+        out.update(
+            {
+                p: "changed"
+                for p in now
+                if p in before
+                and (before[p].data, before[p].mode) != (now[p].data, now[p].mode)
+                and now[p].data is not None
+            }
+        )
         out.update({p: "deleted" for p in before if p not in now})
         for p in list(out):  # as `docker diff`: the parents of a change changed too
             parent = posixpath.dirname(p)
@@ -275,9 +317,11 @@ class FakeBackend(SandboxBackend):
 
     def on(self, pattern: Pattern) -> Callable[[Handler], Handler]:
         """`@backend.on(r"/tests/test\\.sh")`: run this handler for every matching command, in every sandbox."""
+
         def deco(handler: Handler) -> Handler:
             self.handlers.append((pattern, handler))
             return handler
+
         return deco
 
     def ensure_image(self, env: Environment, on_log: BuildLog | None = None) -> tuple[str, bool]:
@@ -292,8 +336,10 @@ class FakeBackend(SandboxBackend):
             if on_log:
                 on_log(f"Step {i}/{len(lines)} : {line}")
         if self.build_error:
-            raise ImageBuildError(f"image build failed: {self.build_error}", f"Step {len(lines)}/{len(lines)} : "
-                                  f"{lines[-1] if lines else ''}\n{self.build_error}")
+            raise ImageBuildError(
+                f"image build failed: {self.build_error}",
+                f"Step {len(lines)}/{len(lines)} : {lines[-1] if lines else ''}\n{self.build_error}",
+            )
         self.images[tag] = self._build(lines, env.build_context)
         self.builds += 1
         return tag, True
@@ -328,8 +374,9 @@ class FakeBackend(SandboxBackend):
             fs.write(dest, src.read_bytes(), src.stat().st_mode & 0o7777)
             return
         for path in iter_files(src):
-            fs.write(posixpath.join(dest, path.relative_to(src).as_posix()), path.read_bytes(),
-                     path.stat().st_mode & 0o7777)
+            fs.write(
+                posixpath.join(dest, path.relative_to(src).as_posix()), path.read_bytes(), path.stat().st_mode & 0o7777
+            )
 
     def start(self, spec: SandboxSpec) -> FakeSandbox:
         image = self.images.get(spec.image)
@@ -340,8 +387,11 @@ class FakeBackend(SandboxBackend):
         return sandbox
 
     def cleanup(self, labels: dict[str, str] | None = None) -> int:
-        live = [s for s in self.started if not s._stopped
-                and all(s.spec.labels.get(k) == v for k, v in (labels or {}).items())]
+        live = [
+            s
+            for s in self.started
+            if not s._stopped and all(s.spec.labels.get(k) == v for k, v in (labels or {}).items())
+        ]
         for s in live:
             s.stop()
         return len(live)

@@ -13,8 +13,9 @@ import itertools
 import os
 import posixpath
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 
 @dataclass
@@ -51,7 +52,7 @@ def _fail(code: int, message: str) -> FakeOutput:
 
 def _echo(call: ExecCall, args: list[str]) -> FakeOutput:
     newline = not (args and args[0] == "-n")
-    return FakeOutput(stdout=" ".join(args[0 if newline else 1:]) + ("\n" if newline else ""))
+    return FakeOutput(stdout=" ".join(args[0 if newline else 1 :]) + ("\n" if newline else ""))
 
 
 def _cat(call: ExecCall, args: list[str]) -> FakeOutput:
@@ -112,7 +113,7 @@ def _stat(call: ExecCall, args: list[str]) -> FakeOutput:
         if node is None:
             return _fail(1, f"stat: cannot statx '{name}': No such file or directory")
         fields = {"%a": f"{node.mode & 0o7777:o}", "%s": str(len(node.data or b"")), "%U": "root", "%n": name}
-        lines.append(re.sub(r"%[asUn]", lambda m: fields[m.group()], args[1]))
+        lines.append(re.sub(r"%[asUn]", lambda m, fields=fields: fields[m.group()], args[1]))
     return FakeOutput(stdout="".join(line + "\n" for line in lines))
 
 
@@ -162,11 +163,25 @@ def _shell(call: ExecCall, args: list[str]) -> FakeOutput | None:
 
 
 BUILTINS: dict[str, Callable[[ExecCall, list[str]], FakeOutput | None]] = {
-    "true": lambda call, args: FakeOutput(), "false": lambda call, args: FakeOutput(exit_code=1),
-    "echo": _echo, "cat": _cat, "pwd": lambda call, args: FakeOutput(stdout=call.cwd + "\n"),
-    "printenv": _printenv, "sleep": lambda call, args: FakeOutput(duration=float(args[0])), "id": _id,
-    "mkdir": _mkdir, "rm": _rm, "chmod": _chmod, "stat": _stat, "head": _head, "tee": _tee, "yes": _yes,
-    "ls": _ls, "test": _test, "sh": _shell, "bash": _shell,
+    "true": lambda call, args: FakeOutput(),
+    "false": lambda call, args: FakeOutput(exit_code=1),
+    "echo": _echo,
+    "cat": _cat,
+    "pwd": lambda call, args: FakeOutput(stdout=call.cwd + "\n"),
+    "printenv": _printenv,
+    "sleep": lambda call, args: FakeOutput(duration=float(args[0])),
+    "id": _id,
+    "mkdir": _mkdir,
+    "rm": _rm,
+    "chmod": _chmod,
+    "stat": _stat,
+    "head": _head,
+    "tee": _tee,
+    "yes": _yes,
+    "ls": _ls,
+    "test": _test,
+    "sh": _shell,
+    "bash": _shell,
 }
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import structlog
 
@@ -58,9 +58,11 @@ def container_pids(container_id: str) -> list[int]:
 
 
 def _pids_max_path(container_id: str) -> str | None:
-    for path in (f"/sys/fs/cgroup/pids/docker/{container_id}/pids.max",
-                 f"/sys/fs/cgroup/system.slice/docker-{container_id}.scope/pids.max",
-                 f"/sys/fs/cgroup/docker/{container_id}/pids.max"):
+    for path in (
+        f"/sys/fs/cgroup/pids/docker/{container_id}/pids.max",
+        f"/sys/fs/cgroup/system.slice/docker-{container_id}.scope/pids.max",
+        f"/sys/fs/cgroup/docker/{container_id}/pids.max",
+    ):
         if os.path.exists(path):
             return path
     return None
@@ -168,7 +170,7 @@ class DiskWatch:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"envqa-disk-{container_id[:12]}", daemon=True)
 
-    def start(self) -> "DiskWatch":
+    def start(self) -> DiskWatch:
         self._thread.start()
         return self
 
@@ -183,8 +185,13 @@ class DiskWatch:
             if used <= limit:
                 continue
             killed = kill_strays(self.container_id, self.init_pid)
-            log.warning("sandbox.disk_limit", container=self.container_id[:12], used_mb=used // 2**20,
-                        limit_mb=self.limit // 2**20, killed=killed)
+            log.warning(
+                "sandbox.disk_limit",
+                container=self.container_id[:12],
+                used_mb=used // 2**20,
+                limit_mb=self.limit // 2**20,
+                killed=killed,
+            )
             self.exceeded.set()
             limit = used + self.limit
 
@@ -196,9 +203,11 @@ class DiskWatch:
 
 def pids_current(container_id: str) -> int:
     """Processes in the container now: the pids cgroup's counter (v1 or v2), else a /proc scan."""
-    for path in (f"/sys/fs/cgroup/pids/docker/{container_id}/pids.current",
-                 f"/sys/fs/cgroup/system.slice/docker-{container_id}.scope/pids.current",
-                 f"/sys/fs/cgroup/docker/{container_id}/pids.current"):
+    for path in (
+        f"/sys/fs/cgroup/pids/docker/{container_id}/pids.current",
+        f"/sys/fs/cgroup/system.slice/docker-{container_id}.scope/pids.current",
+        f"/sys/fs/cgroup/docker/{container_id}/pids.current",
+    ):
         try:
             with open(path) as fh:
                 return int(fh.read().strip())

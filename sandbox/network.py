@@ -31,8 +31,16 @@ log = structlog.get_logger(__name__)
 class FakeInternet:
     """`with FakeInternet(client, image, serve_dir, hosts) as net:` start sandboxes with `network=net.name`."""
 
-    def __init__(self, client, image: str, serve_dir: Path | None, hosts: list[str], label: str = "envqa",
-                 labels: dict[str, str] | None = None, ready_timeout: float = 30.0):
+    def __init__(
+        self,
+        client,
+        image: str,
+        serve_dir: Path | None,
+        hosts: list[str],
+        label: str = "envqa",
+        labels: dict[str, str] | None = None,
+        ready_timeout: float = 30.0,
+    ):
         self.client, self.image, self.serve_dir, self.hosts = client, image, serve_dir, list(hosts)
         self.labels = {label: "1", **session_labels(), **(labels or {})}
         self.name = f"envqa-net-{uuid.uuid4().hex[:10]}"
@@ -40,17 +48,19 @@ class FakeInternet:
         self.network = None
         self.container_id: str | None = None
 
-    def __enter__(self) -> "FakeInternet":
+    def __enter__(self) -> FakeInternet:
         try:
-            self.network = self.client.networks.create(self.name, driver="bridge", internal=True,
-                                                       labels=self.labels)
+            self.network = self.client.networks.create(self.name, driver="bridge", internal=True, labels=self.labels)
             api = self.client.api
             created = api.create_container(
-                self.image, command=["python3", "-m", "http.server", "80", "--bind", "0.0.0.0", "--directory", "/srv"],
-                labels=self.labels, detach=True,
+                self.image,
+                command=["python3", "-m", "http.server", "80", "--bind", "0.0.0.0", "--directory", "/srv"],
+                labels=self.labels,
+                detach=True,
                 host_config=api.create_host_config(network_mode=self.name, mem_limit="256m"),
                 networking_config=api.create_networking_config(
-                    {self.name: api.create_endpoint_config(aliases=self.hosts)}),
+                    {self.name: api.create_endpoint_config(aliases=self.hosts)}
+                ),
             )
             self.container_id = created["Id"]
             api.put_archive(self.container_id, "/", _srv_tar(self.serve_dir))
@@ -82,8 +92,16 @@ class EgressProxy:
     """`with EgressProxy(client, image, hosts, upstream) as proxy:` start sandboxes on `proxy.name` with
     `env=proxy.env`; only `hosts` are reachable (through the proxy), on the `upstream` network."""
 
-    def __init__(self, client, image: str, allowed_hosts: list[str], upstream: str = "bridge", label: str = "envqa",
-                 labels: dict[str, str] | None = None, ready_timeout: float = 30.0):
+    def __init__(
+        self,
+        client,
+        image: str,
+        allowed_hosts: list[str],
+        upstream: str = "bridge",
+        label: str = "envqa",
+        labels: dict[str, str] | None = None,
+        ready_timeout: float = 30.0,
+    ):
         self.client, self.image, self.allowed_hosts, self.upstream = client, image, list(allowed_hosts), upstream
         self.labels = {label: "1", **session_labels(), **(labels or {})}
         self.name = f"envqa-allow-{uuid.uuid4().hex[:10]}"
@@ -94,20 +112,30 @@ class EgressProxy:
     @property
     def env(self) -> dict[str, str]:
         url = f"http://{PROXY_ALIAS}:{PROXY_PORT}"
-        return {"HTTP_PROXY": url, "HTTPS_PROXY": url, "http_proxy": url, "https_proxy": url,
-                "NO_PROXY": "localhost,127.0.0.1", "no_proxy": "localhost,127.0.0.1"}
+        return {
+            "HTTP_PROXY": url,
+            "HTTPS_PROXY": url,
+            "http_proxy": url,
+            "https_proxy": url,
+            "NO_PROXY": "localhost,127.0.0.1",
+            "no_proxy": "localhost,127.0.0.1",
+        }
 
-    def __enter__(self) -> "EgressProxy":
+    def __enter__(self) -> EgressProxy:
         try:
             self.network = self.client.networks.create(self.name, driver="bridge", internal=True, labels=self.labels)
             api = self.client.api
             created = api.create_container(
-                self.image, command=["python3", "/tmp/envqa_egress_proxy.py", str(PROXY_PORT), *self.allowed_hosts],
-                labels=self.labels, detach=True,
+                self.image,
+                command=["python3", "/tmp/envqa_egress_proxy.py", str(PROXY_PORT), *self.allowed_hosts],
+                labels=self.labels,
+                detach=True,
                 host_config=api.create_host_config(network_mode=self.upstream, mem_limit="128m"),
             )
             self.container_id = created["Id"]
-            api.put_archive(self.container_id, "/tmp", tar_bytes("envqa_egress_proxy.py", PROXY_SCRIPT.read_bytes(), 0o644))
+            api.put_archive(
+                self.container_id, "/tmp", tar_bytes("envqa_egress_proxy.py", PROXY_SCRIPT.read_bytes(), 0o644)
+            )
             api.connect_container_to_network(self.container_id, self.name, aliases=[PROXY_ALIAS])
             api.start(self.container_id)
             probe = ["python3", "-c", f"import socket; socket.create_connection(('127.0.0.1', {PROXY_PORT}), 1)"]
@@ -124,7 +152,9 @@ class EgressProxy:
         if not self.container_id:
             return []
         try:
-            return self.client.api.logs(self.container_id, stdout=True, stderr=True).decode(errors="replace").splitlines()
+            return (
+                self.client.api.logs(self.container_id, stdout=True, stderr=True).decode(errors="replace").splitlines()
+            )
         except docker.errors.DockerException:
             return []
 
@@ -145,8 +175,15 @@ class AllowlistBackend(SandboxBackend):
     `sandbox.egress_log()` reads the proxy's log.
     """
 
-    def __init__(self, inner: SandboxBackend, image: str, allowed_hosts: list[str], upstream: str = "bridge",
-                 label: str = "envqa", labels: dict[str, str] | None = None):
+    def __init__(
+        self,
+        inner: SandboxBackend,
+        image: str,
+        allowed_hosts: list[str],
+        upstream: str = "bridge",
+        label: str = "envqa",
+        labels: dict[str, str] | None = None,
+    ):
         self.inner, self.image, self.allowed_hosts, self.upstream = inner, image, allowed_hosts, upstream
         self.label, self.labels = label, labels or {}
 
@@ -158,17 +195,31 @@ class AllowlistBackend(SandboxBackend):
 
     def with_sidecars(self, env) -> SandboxBackend:
         """The sidecars start innermost: main joins their network beside the proxy's."""
-        return AllowlistBackend(self.inner.with_sidecars(env), self.image, self.allowed_hosts, upstream=self.upstream,
-                                label=self.label, labels=self.labels)
+        return AllowlistBackend(
+            self.inner.with_sidecars(env),
+            self.image,
+            self.allowed_hosts,
+            upstream=self.upstream,
+            label=self.label,
+            labels=self.labels,
+        )
 
     def start(self, spec: SandboxSpec) -> Sandbox:
         if spec.network == "none":
             return self.inner.start(spec)
         upstream = self.upstream if spec.network in ("bridge", "host") else spec.network
-        proxy = EgressProxy(self.inner.client, self.image, self.allowed_hosts, upstream=upstream, label=self.label,
-                            labels={**self.labels, **spec.labels}).__enter__()
+        proxy = EgressProxy(
+            self.inner.client,
+            self.image,
+            self.allowed_hosts,
+            upstream=upstream,
+            label=self.label,
+            labels={**self.labels, **spec.labels},
+        ).__enter__()
         try:
-            sandbox = self.inner.start(spec.model_copy(update={"network": proxy.name, "env": {**spec.env, **proxy.env}}))
+            sandbox = self.inner.start(
+                spec.model_copy(update={"network": proxy.name, "env": {**spec.env, **proxy.env}})
+            )
         except BaseException:
             proxy.__exit__(None, None, None)
             raise
@@ -182,6 +233,7 @@ class AllowlistBackend(SandboxBackend):
                 if proxy.container_id:
                     sandbox.egress_denied = proxy.denied()
                 proxy.__exit__(None, None, None)
+
         sandbox.stop = stop_with_proxy
         return sandbox
 

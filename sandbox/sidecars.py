@@ -51,18 +51,23 @@ class SidecarSet:
         self.network = None
         self.containers: dict[str, str] = {}  # service -> container id
 
-    def start(self) -> "SidecarSet":
+    def start(self) -> SidecarSet:
         try:
-            self.network = self.client.networks.create(self.network_name, driver="bridge", internal=True,
-                                                       labels=self.labels)
+            self.network = self.client.networks.create(
+                self.network_name, driver="bridge", internal=True, labels=self.labels
+            )
             images = {s.name: self._image(s) for s in self.compose.sidecars}
             deadline = time.monotonic() + self._ready_budget()
             for s in self.compose.sidecars:  # in dependency order
                 for dep, condition in s.depends_on.items():
                     self._wait(dep, condition, deadline)
                 self._run(s, images[s.name])
-            needed = {d for s in self.compose.sidecars for d, c in s.depends_on.items()
-                      if c == "service_completed_successfully"}
+            needed = {
+                d
+                for s in self.compose.sidecars
+                for d, c in s.depends_on.items()
+                if c == "service_completed_successfully"
+            }
             for s in self.compose.sidecars:  # `up --wait`: running, and healthy where a healthcheck says
                 if s.name not in needed:
                     self._wait(s.name, "service_healthy" if s.healthcheck else "service_started", deadline)
@@ -83,8 +88,13 @@ class SidecarSet:
 
     def _image(self, s: Service) -> str:
         if s.dockerfile is not None:  # built as main's image is: content-hash tag, image map, build deadline
-            sub = self.env.model_copy(update={"build_context": s.context, "dockerfile": s.dockerfile,
-                                              "version": f"{self.env.version}.sidecar.{s.name}"})
+            sub = self.env.model_copy(
+                update={
+                    "build_context": s.context,
+                    "dockerfile": s.dockerfile,
+                    "version": f"{self.env.version}.sidecar.{s.name}",
+                }
+            )
             try:
                 return self.backend.ensure_image(sub)[0]
             except ImageBuildError as e:
@@ -93,23 +103,37 @@ class SidecarSet:
         try:
             self.client.images.get(ref)
         except docker.errors.ImageNotFound:
-            raise _fail(f"sidecar {s.name!r}: image {s.image!r} is not present locally and qa never pulls; give the "
-                        "service a `build:` from the task's files, or map the image in [sandbox] image_map") from None
+            raise _fail(
+                f"sidecar {s.name!r}: image {s.image!r} is not present locally and qa never pulls; give the "
+                "service a `build:` from the task's files, or map the image in [sandbox] image_map"
+            ) from None
         return ref
 
     def _run(self, s: Service, image: str) -> None:
         api, lim = self.client.api, self.limits
         try:
             created = api.create_container(
-                image, command=s.command, entrypoint=s.entrypoint, environment=s.environment or None,
-                working_dir=s.working_dir, user=s.user, detach=True,
+                image,
+                command=s.command,
+                entrypoint=s.entrypoint,
+                environment=s.environment or None,
+                working_dir=s.working_dir,
+                user=s.user,
+                detach=True,
                 healthcheck=s.healthcheck.engine() if s.healthcheck else None,
                 labels={**self.labels, "envqa.sidecar": s.name},
                 host_config=api.create_host_config(
-                    network_mode=self.network_name, mem_limit=f"{lim.memory_mb}m", memswap_limit=f"{lim.memory_mb}m",
-                    nano_cpus=int(lim.cpus * 1e9), pids_limit=lim.pids_limit, init=True),
+                    network_mode=self.network_name,
+                    mem_limit=f"{lim.memory_mb}m",
+                    memswap_limit=f"{lim.memory_mb}m",
+                    nano_cpus=int(lim.cpus * 1e9),
+                    pids_limit=lim.pids_limit,
+                    init=True,
+                ),
                 networking_config=api.create_networking_config(
-                    {self.network_name: api.create_endpoint_config(aliases=[s.name])}))
+                    {self.network_name: api.create_endpoint_config(aliases=[s.name])}
+                ),
+            )
             self.containers[s.name] = created["Id"]
             api.start(created["Id"])
         except docker.errors.APIError as e:
@@ -135,8 +159,9 @@ class SidecarSet:
                 if health is None:
                     raise _fail(f"sidecar {name!r}: a service_healthy dependency without a healthcheck")
             if time.monotonic() > deadline:
-                raise _fail(f"sidecar {name!r} did not reach {condition} within {self._ready_budget():g}s"
-                            f"{self._tail(cid)}")
+                raise _fail(
+                    f"sidecar {name!r} did not reach {condition} within {self._ready_budget():g}s{self._tail(cid)}"
+                )
             time.sleep(POLL_SEC)
 
     def _tail(self, cid: str) -> str:
@@ -163,8 +188,15 @@ class SidecarSet:
         """Each sidecar as a Sandbox to exec in (collect hooks); stopping main removes them, not these."""
         out = {}
         for name, cid in self.containers.items():
-            spec = self.limits.model_copy(update={"network": self.network_name, "labels": self.labels,
-                                                  "disk_limit_mb": None, "env": {}, "init_dirs": []})
+            spec = self.limits.model_copy(
+                update={
+                    "network": self.network_name,
+                    "labels": self.labels,
+                    "disk_limit_mb": None,
+                    "env": {},
+                    "init_dirs": [],
+                }
+            )
             out[name] = DockerSandbox(self.client, self.client.containers.get(cid), spec)
         return out
 
@@ -236,8 +268,9 @@ class SidecarBackend(SandboxBackend):
                 env[key] = ",".join([env[key], *compose.names])
         own = spec.network == "none"  # no network of its own: main's only network is the sidecars'
         try:
-            sandbox = self.inner.start(spec.model_copy(update={
-                "env": env, **({"network": sidecars.network_name} if own else {})}))
+            sandbox = self.inner.start(
+                spec.model_copy(update={"env": env, **({"network": sidecars.network_name} if own else {})})
+            )
         except BaseException:
             sidecars.close()
             raise
@@ -256,5 +289,6 @@ class SidecarBackend(SandboxBackend):
                 stop()
             finally:
                 sidecars.close()
+
         sandbox.stop = stop_with_sidecars
         return sandbox

@@ -32,9 +32,22 @@ class StraceSession:
         self.out_path.parent.mkdir(parents=True, exist_ok=True)
         self.target = _parent_pid(init_pid)
         self.proc = subprocess.Popen(
-            [STRACE, "-f", "-qq", "-ttt", "-s", "512", "-e", f"trace={syscalls}", "-o", str(self.out_path),
-             "-p", str(self.target)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            [
+                STRACE,
+                "-f",
+                "-qq",
+                "-ttt",
+                "-s",
+                "512",
+                "-e",
+                f"trace={syscalls}",
+                "-o",
+                str(self.out_path),
+                "-p",
+                str(self.target),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
         self._wait_attached(attach_timeout)
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import structlog
 
@@ -35,15 +35,30 @@ def call_envelopes(config: QAConfig, calls: list[Call], store: Store) -> dict[st
     """Each call as a job on its model's queue (job id = call id); the body stores the result in `calls`. A
     config in the call's arguments travels by hash (scheduler/payloads.py)."""
     db_path = str(Path(config.db_path).resolve())
-    return {c.call_id: JobEnvelope(
-        job_id=c.call_id, queue=queue_for_model(c.model), func=CALL_BODY, on_give_up=CALL_GIVE_UP,
-        payload=by_reference(store, {"call_id": c.call_id, "func": c.func, "args": c.args}, db_path),
-        timeout_sec=config.scheduler.job_timeout_sec) for c in calls}
+    return {
+        c.call_id: JobEnvelope(
+            job_id=c.call_id,
+            queue=queue_for_model(c.model),
+            func=CALL_BODY,
+            on_give_up=CALL_GIVE_UP,
+            payload=by_reference(store, {"call_id": c.call_id, "func": c.func, "args": c.args}, db_path),
+            timeout_sec=config.scheduler.job_timeout_sec,
+        )
+        for c in calls
+    }
 
 
-def enqueue_and_follow(store: Store, conn, envelopes: dict, settings, *, end: float = math.inf,
-                       reconcile_sec: float = RECONCILE_SEC, poll_sec: float = 0.1,
-                       tick: Callable[[], None] | None = None) -> dict[str, dict]:
+def enqueue_and_follow(
+    store: Store,
+    conn,
+    envelopes: dict,
+    settings,
+    *,
+    end: float = math.inf,
+    reconcile_sec: float = RECONCILE_SEC,
+    poll_sec: float = 0.1,
+    tick: Callable[[], None] | None = None,
+) -> dict[str, dict]:
     """Enqueue each job whose `calls` row is not queued or finished yet, then follow the rows until each is
     `done` or `failed` or the monotonic `end` passes; jobs still open are put back every `reconcile_sec`
     (Redis lost them in a restart). `tick` runs on every poll: the caller's liveness checks, which raise to

@@ -54,7 +54,7 @@ LOST_RECHECK_SEC = 1.0
 RETURNED = "returned"  # job.meta key, in memory only: the body of this run returned
 
 
-_LEASE: ContextVar["Lease | None"] = ContextVar("envqa_lease", default=None)
+_LEASE: ContextVar[Lease | None] = ContextVar("envqa_lease", default=None)
 
 
 def on_beat(hook) -> None:
@@ -88,17 +88,26 @@ def enqueue_envelope(conn: Redis, envelope, settings: SchedulerSettings) -> bool
         pass
     qs = queue_settings(settings, queue)
     attempts = qs.max_attempts or 1
-    retry = Retry(max=attempts - 1, interval=[round(backoff(i, qs), 3) for i in range(1, attempts)]) \
-        if attempts > 1 else None
+    retry = (
+        Retry(max=attempts - 1, interval=[round(backoff(i, qs), 3) for i in range(1, attempts)])
+        if attempts > 1
+        else None
+    )
     with conn.pipeline() as p:
         p.sadd(Keys.QUEUES, queue)
         p.hset(Keys.LIMITS, queue, qs.concurrency or 1)
         p.execute()
     Queue(queue, connection=conn).enqueue_call(
-        RUN, kwargs={"envelope": envelope.model_dump(mode="json")}, job_id=envelope.job_id,
-        timeout=envelope.timeout_sec, result_ttl=3600, failure_ttl=7 * 86400, retry=retry,
+        RUN,
+        kwargs={"envelope": envelope.model_dump(mode="json")},
+        job_id=envelope.job_id,
+        timeout=envelope.timeout_sec,
+        result_ttl=3600,
+        failure_ttl=7 * 86400,
+        retry=retry,
         rate_limit=RateLimit(rate_limit_key(queue), qs.concurrency or 1),
-        on_failure=Callback(ON_FAILURE), meta={"policy": qs.model_dump(mode="json"), "lease_ttl": settings.lease_ttl_sec},
+        on_failure=Callback(ON_FAILURE),
+        meta={"policy": qs.model_dump(mode="json"), "lease_ttl": settings.lease_ttl_sec},
     )
     return True
 
@@ -109,8 +118,11 @@ def _lost_in_dequeue(conn: Redis, job: Job) -> bool:
     Lost when seen that way by two calls (the follower's reconcile rounds) at least LOST_RECHECK_SEC apart: a
     live worker starts what it popped within milliseconds. No waiting here: the first sighting is a key."""
     queue = Queue(job.origin, connection=conn)
-    gone = job.get_status(refresh=True) == JobStatus.QUEUED and conn.lpos(queue.key, job.id) is None \
+    gone = (
+        job.get_status(refresh=True) == JobStatus.QUEUED
+        and conn.lpos(queue.key, job.id) is None
         and conn.lpos(queue.intermediate_queue_key, job.id) is None
+    )
     seen_key = f"envqa:lost-seen:{job.id}"
     if not gone:
         return False
@@ -119,8 +131,12 @@ def _lost_in_dequeue(conn: Redis, job: Job) -> bool:
     if first is None or now - float(first) < LOST_RECHECK_SEC:
         return False
     conn.delete(seen_key)
-    log.warning("job.lost_in_dequeue", job_id=job.id, queue=job.origin,
-                detail="queued in no queue (its worker died between rq's pop and its start): enqueued again")
+    log.warning(
+        "job.lost_in_dequeue",
+        job_id=job.id,
+        queue=job.origin,
+        detail="queued in no queue (its worker died between rq's pop and its start): enqueued again",
+    )
     return True
 
 
@@ -150,7 +166,7 @@ class _StopOnSigterm:
     it: a trial can run for an hour) and is passed on to rq's handler, so the worker stops after handing the job
     back. Elsewhere (a thread, a forked horse with default handling) it changes nothing."""
 
-    def __enter__(self) -> "_StopOnSigterm":
+    def __enter__(self) -> _StopOnSigterm:
         self.previous = None
         if threading.current_thread() is threading.main_thread():
             self.previous = signal.getsignal(signal.SIGTERM)
@@ -207,13 +223,20 @@ def _run(job: Job, envelope: dict, lease: Lease):
     except WorkerStopping:  # SIGTERM mid-job: hand it back at the front, no attempt spent; the worker stops
         log.warning("job.handed_back", job_id=job.id, queue=queue, reason="the worker is stopping (SIGTERM)")
         return Retry(max=PARK_REDIRECTS, interval=0, enqueue_at_front=True)
-    except Exception as exc:  # noqa: BLE001 - the policy decides; rq sees what it decided
+    except Exception as exc:
         parks = int(job.meta.get("parks", 0))
         left = job.retries_left if isinstance(job.retries_left, int) else 0
         failures = (policy.max_attempts or 1) - 1 - left
         decision = decide(exc, failures, parks, policy)
-        log.info("job.failed", job_id=job.id, queue=queue, action=decision.action, error_class=decision.error_class,
-                 delay=round(decision.delay_sec, 3), error=str(exc)[:200])
+        log.info(
+            "job.failed",
+            job_id=job.id,
+            queue=queue,
+            action=decision.action,
+            error_class=decision.error_class,
+            delay=round(decision.delay_sec, 3),
+            error=str(exc)[:200],
+        )
         if decision.action == Action.PARK:
             park(job.connection, queue, decision.delay_sec)
             job.meta["parks"] = parks + 1
@@ -237,8 +260,13 @@ def on_failure(job: Job, connection: Redis, exc_type, value, tb) -> None:
     elif job.meta.get(RETURNED):
         # The body returned (and recorded its outcome); rq's success bookkeeping raised. Running it again
         # would only hand rq the same job to choke on: rq fails it now, and the store already has the truth.
-        log.error("job.bookkeeping_failed", job_id=job.id, queue=job.origin, stage="success",
-                  error=f"{getattr(exc_type, '__name__', exc_type)}: {value}")
+        log.error(
+            "job.bookkeeping_failed",
+            job_id=job.id,
+            queue=job.origin,
+            stage="success",
+            error=f"{getattr(exc_type, '__name__', exc_type)}: {value}",
+        )
         job.retries_left = 0
         return
     if job.retries_left:
@@ -251,7 +279,7 @@ def on_failure(job: Job, connection: Redis, exc_type, value, tb) -> None:
     elif abandoned:
         runs = int(job.meta.get("executions", 0)) or ((job.meta.get("policy") or {}).get("max_attempts") or 1)
         error_class = "worker_lost"
-        message = (f"gave up after {runs} attempts: each ended with its worker dead, hung or out of its lease")
+        message = f"gave up after {runs} attempts: each ended with its worker dead, hung or out of its lease"
     else:
         policy = QueueSettings.model_validate(job.meta.get("policy") or {})
         decision = decide(value, (policy.max_attempts or 1) - 1, int(job.meta.get("parks", 0)), policy)
@@ -261,8 +289,13 @@ def on_failure(job: Job, connection: Redis, exc_type, value, tb) -> None:
         try:
             import_attribute(hook)(payload=envelope.get("payload"), error_class=error_class, message=message)
         except Exception as e:  # noqa: BLE001 - the store stays unfinished: the follower's reconcile runs it again
-            log.error("job.give_up_hook_failed", job_id=job.id, hook=hook, error=str(e),
-                      traceback=traceback.format_exc(limit=3))
+            log.error(
+                "job.give_up_hook_failed",
+                job_id=job.id,
+                hook=hook,
+                error=str(e),
+                traceback=traceback.format_exc(limit=3),
+            )
 
 
 def set_limit(conn: Redis, settings: SchedulerSettings, queue: str) -> None:

@@ -73,18 +73,36 @@ class RedisServer:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0" if self.port else f"unix://{self.socket}?db=0"
 
-    def start(self, timeout: float = 10.0) -> "RedisServer":
+    def start(self, timeout: float = 10.0) -> RedisServer:
         binary = shutil.which("redis-server")
         if binary is None:
             raise InfraError("redis-server is not installed (run `make setup`), or set REDIS_URL", "redis_unavailable")
         self.dir.mkdir(parents=True, exist_ok=True)
-        args = [binary, "--port", str(self.port), "--dir", str(self.dir), "--save", "",
-                "--appendonly", "yes" if self.appendonly else "no", "--loglevel", "warning",
-                "--logfile", str(self.dir / "redis.log")]
+        args = [
+            binary,
+            "--port",
+            str(self.port),
+            "--dir",
+            str(self.dir),
+            "--save",
+            "",
+            "--appendonly",
+            "yes" if self.appendonly else "no",
+            "--loglevel",
+            "warning",
+            "--logfile",
+            str(self.dir / "redis.log"),
+        ]
         if not self.port:
             args += ["--unixsocket", str(self.socket), "--unixsocketperm", "700"]
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent)
+        self.proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -111,8 +129,16 @@ class RedisServer:
 class WorkerPool:
     """`qa worker` processes on this host."""
 
-    def __init__(self, url: str, count: int, queues: str = "*", config_path: str | None = None,
-                 env: dict | None = None, log_dir: Path | None = None, settings_json: str | None = None):
+    def __init__(
+        self,
+        url: str,
+        count: int,
+        queues: str = "*",
+        config_path: str | None = None,
+        env: dict | None = None,
+        log_dir: Path | None = None,
+        settings_json: str | None = None,
+    ):
         self.url, self.count, self.queues, self.config_path = url, count, queues, config_path
         self.env = {**os.environ, **(env or {})}
         if settings_json:  # lease TTL, poll interval, defaults: what `qa worker` would read from qa.toml
@@ -129,14 +155,21 @@ class WorkerPool:
             self.log_dir.mkdir(parents=True, exist_ok=True)
             out = open(self.log_dir / f"worker-{len(self.procs)}.log", "ab")
         env = {**self.env, PARENT_ENV: str(os.getpid())}  # the worker also watches for this process's death
-        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env,
-                                start_new_session=True, preexec_fn=_die_with_parent)
+        proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            env=env,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
         if out is not subprocess.DEVNULL:
             out.close()
         self.procs.append(proc)
         return proc
 
-    def start(self) -> "WorkerPool":
+    def start(self) -> WorkerPool:
         for _ in range(self.count):
             self.spawn()
         return self
@@ -153,8 +186,10 @@ class WorkerPool:
                 continue
             path = self.log_dir / f"worker-{i}.log" if self.log_dir is not None else None
             tail = log_tail(path) if path is not None else "(no log: started without a log directory)"
-            raise InfraError(f"embedded worker {i} (pid {p.pid}) exited with code {code}; last lines of its log "
-                             f"{path}:\n{tail}", "workers_down")
+            raise InfraError(
+                f"embedded worker {i} (pid {p.pid}) exited with code {code}; last lines of its log {path}:\n{tail}",
+                "workers_down",
+            )
 
     def stop(self, grace: float = 15.0) -> None:
         for p in self.procs:

@@ -42,8 +42,9 @@ def enqueue(conn: Redis, envelope: JobEnvelope, settings: SchedulerSettings) -> 
 
 def submit(store: Store, conn: Redis, spec: TrialSpec, envelope: JobEnvelope, settings: SchedulerSettings) -> bool:
     """Record the trial as queued (store first), then enqueue; False when it is already done."""
-    if not store.mark_trial_queued(spec.trial_id, spec.run_id, spec.env_version, spec.agent, spec.model,
-                                   spec.purpose, envelope.model_dump_json()):
+    if not store.mark_trial_queued(
+        spec.trial_id, spec.run_id, spec.env_version, spec.agent, spec.model, spec.purpose, envelope.model_dump_json()
+    ):
         return False
     enqueue(conn, envelope, settings)
     return True

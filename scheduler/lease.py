@@ -177,8 +177,12 @@ class Beater:
         if lease.executions and not any(held):
             if lease.ended:
                 return
-            log.warning("job.lease_lost", job_id=lease.job.id, queue=lease.job.origin,
-                        detail="rq took the job back; this run stops before recording anything")
+            log.warning(
+                "job.lease_lost",
+                job_id=lease.job.id,
+                queue=lease.job.origin,
+                detail="rq took the job back; this run stops before recording anything",
+            )
             lease.lost = True
             if lease._previous is not None:
                 os.kill(os.getpid(), LEASE_LOST_SIGNAL)

@@ -17,5 +17,11 @@ def probe_envelope(job: ProbeJob, config: QAConfig, store: Store) -> JobEnvelope
     """The probe's job; its config travels by hash (scheduler/payloads.py). The job id is the ProbeJob's, which
     the whole config decides."""
     payload = by_reference(store, job.model_dump(mode="json"), str(Path(config.db_path).resolve()))
-    return JobEnvelope(job_id=job.job_id, queue=SANDBOX_QUEUE, func=PROBE_BODY, payload=payload,
-                       on_give_up=PROBE_GIVE_UP, timeout_sec=config.scheduler.job_timeout_sec)
+    return JobEnvelope(
+        job_id=job.job_id,
+        queue=SANDBOX_QUEUE,
+        func=PROBE_BODY,
+        payload=payload,
+        on_give_up=PROBE_GIVE_UP,
+        timeout_sec=config.scheduler.job_timeout_sec,
+    )

@@ -5,11 +5,26 @@ fact (envqa.core.queues) and re-exported here.
 
 from __future__ import annotations
 
-from envqa.core.queues import (ANALYSIS_QUEUE, CONTROL_QUEUE, SANDBOX_QUEUE, SPECIAL_QUEUES, normalize_queue,
-                               queue_for_model, queue_settings)
+from envqa.core.queues import (
+    ANALYSIS_QUEUE,
+    CONTROL_QUEUE,
+    SANDBOX_QUEUE,
+    SPECIAL_QUEUES,
+    normalize_queue,
+    queue_for_model,
+    queue_settings,
+)
 
-__all__ = ["ANALYSIS_QUEUE", "CONTROL_QUEUE", "SANDBOX_QUEUE", "SPECIAL_QUEUES", "Keys", "normalize_queue",
-           "queue_for_model", "queue_settings"]
+__all__ = [
+    "ANALYSIS_QUEUE",
+    "CONTROL_QUEUE",
+    "SANDBOX_QUEUE",
+    "SPECIAL_QUEUES",
+    "Keys",
+    "normalize_queue",
+    "queue_for_model",
+    "queue_settings",
+]
 
 
 class Keys:

@@ -24,8 +24,22 @@ JOB_PREFIX: str = Job.redis_job_namespace_prefix
 
 # (owner, attribute, parameters it must accept). The test checks each one.
 REQUIRED: list[tuple[type, str, tuple[str, ...]]] = [
-    (Queue, "enqueue_call", ("func", "kwargs", "timeout", "result_ttl", "failure_ttl", "job_id", "meta", "retry",
-                             "on_failure", "rate_limit")),
+    (
+        Queue,
+        "enqueue_call",
+        (
+            "func",
+            "kwargs",
+            "timeout",
+            "result_ttl",
+            "failure_ttl",
+            "job_id",
+            "meta",
+            "retry",
+            "on_failure",
+            "rate_limit",
+        ),
+    ),
     (RateLimit, "__init__", ("key", "concurrency")),
     (RateLimitRegistry, "register", ("concurrency", "pipeline")),
     (RateLimitRegistry, "get_rate_limited_job_count", ()),
@@ -34,8 +48,11 @@ REQUIRED: list[tuple[type, str, tuple[str, ...]]] = [
     (Execution, "heartbeat", ("started_job_registry", "ttl", "pipeline")),
     (ExecutionRegistry, "get_executions", ()),
     (StartedJobRegistry, "cleanup", ()),
-    (SimpleWorker, "__init__", ("queues", "name", "connection", "maintenance_interval", "job_monitoring_interval",
-                                "worker_ttl")),
+    (
+        SimpleWorker,
+        "__init__",
+        ("queues", "name", "connection", "maintenance_interval", "job_monitoring_interval", "worker_ttl"),
+    ),
     (SimpleWorker, "work", ("burst", "logging_level", "max_idle_time", "with_scheduler")),
     (Worker, "all", ("connection",)),
     (Job, "save_meta", ()),
@@ -57,9 +74,13 @@ def problems() -> list[str]:
         missing = [p for p in params if p not in have]
         if missing:
             out.append(f"{owner.__name__}.{name}{sig}: no parameter {', '.join(missing)}")
-        required = [p.name for p in sig.parameters.values() if p.name != "self"
-                    and p.default is inspect.Parameter.empty
-                    and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        required = [
+            p.name
+            for p in sig.parameters.values()
+            if p.name != "self"
+            and p.default is inspect.Parameter.empty
+            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        ]
         extra = [p for p in required if p not in params]
         if extra:  # rq 3's handle_job_success(..., execution) failed exactly like this
             out.append(f"{owner.__name__}.{name}{sig}: now requires {', '.join(extra)}")

@@ -12,21 +12,21 @@ it is reported (event "stalled") and, after `[scheduler] stall_timeout_sec`, end
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import structlog
 from redis import Redis
 
 from envqa.core.config import QAConfig
-from envqa.core.errors import InfraError
 from envqa.core.environment import Environment
+from envqa.core.errors import InfraError
 from envqa.core.executor import Call, ProbeJob, ProbeOutcome, TrialView, outcome_of, result_of
 from envqa.core.models import TrialResult, TrialSpec
 from envqa.core.queues import SANDBOX_QUEUE, queue_for_model
 from envqa.scheduler.calls import call_envelopes, enqueue_and_follow
 from envqa.scheduler.jobs import reconcile, recover_abandoned, submit
-from envqa.scheduler.status import held
 from envqa.scheduler.probe_job import probe_envelope
+from envqa.scheduler.status import held
 from envqa.scheduler.trial_job import trial_envelope
 from envqa.store.db import Store
 from envqa.store.shared_files import fetch_trial_artifacts, publish_environment
@@ -42,9 +42,16 @@ def queue_of(spec: TrialSpec) -> str:
 
 
 class RQExecutor:
-    def __init__(self, config: QAConfig, store: Store, url: str | Callable[[], str],
-                 on_event: EventSink | None = None, poll_sec: float = 0.1, reconcile_every_sec: float = 5.0,
-                 watchdog: Callable[[], None] | None = None):
+    def __init__(
+        self,
+        config: QAConfig,
+        store: Store,
+        url: str | Callable[[], str],
+        on_event: EventSink | None = None,
+        poll_sec: float = 0.1,
+        reconcile_every_sec: float = 5.0,
+        watchdog: Callable[[], None] | None = None,
+    ):
         self.config, self.store = config, store
         self._url = url
         self.on_event = on_event or (lambda *a, **k: None)
@@ -113,16 +120,18 @@ class RQExecutor:
         if row["status"] == "done":
             return result_of(row)
         if row["status"] == "failed":
-            raise InfraError(f"{call.model}: call {call.call_id} gave up: {row['error_message']}",
-                             row["error_class"] or "infra")
+            raise InfraError(
+                f"{call.model}: call {call.call_id} gave up: {row['error_message']}", row["error_class"] or "infra"
+            )
         raise InfraError(f"{call.model}: call {call.call_id} did not finish within {deadline_sec:.0f}s", "timeout")
 
     def run_calls(self, calls: list[Call], *, deadline_sec: float) -> dict[str, dict]:
         """Every call at once, each on its model's queue; waits at most `deadline_sec`. {call_id: row}; a call
         still open at the deadline has status `queued`."""
         envelopes = call_envelopes(self.config, calls, self.store)
-        rows = enqueue_and_follow(self.store, self.conn, envelopes, self.config.scheduler,
-                                  end=time.monotonic() + deadline_sec)
+        rows = enqueue_and_follow(
+            self.store, self.conn, envelopes, self.config.scheduler, end=time.monotonic() + deadline_sec
+        )
         for call_id in set(envelopes) - set(rows):
             rows[call_id] = {**(self.store.get_call(call_id) or {}), "call_id": call_id, "status": "queued"}
         return rows
@@ -144,11 +153,17 @@ class RQExecutor:
                 self._check_stall({SANDBOX_QUEUE})
                 last_check = time.monotonic()
 
-        rows = enqueue_and_follow(self.store, self.conn, {j.job_id: probe_envelope(j, self.config, self.store) for j in jobs},
-                                  self.config.scheduler, reconcile_sec=self.reconcile_every_sec,
-                                  poll_sec=self.poll_sec, tick=liveness)
+        rows = enqueue_and_follow(
+            self.store,
+            self.conn,
+            {j.job_id: probe_envelope(j, self.config, self.store) for j in jobs},
+            self.config.scheduler,
+            reconcile_sec=self.reconcile_every_sec,
+            poll_sec=self.poll_sec,
+            tick=liveness,
+        )
         outcomes = [outcome_of(job, rows[job.job_id]) for job in jobs]
-        for job, outcome in zip(jobs, outcomes):
+        for outcome in outcomes:
             for trial_id in outcome.trial_ids:
                 result = self.store.get_trial(trial_id)
                 if result is not None:
@@ -178,9 +193,11 @@ class RQExecutor:
                 self.on_event("stalled", queue=q, seconds=now - since, jobs=count)
             limit = self.config.scheduler.stall_timeout_sec
             if limit and now - since >= limit:
-                raise InfraError(f"queue {q!r} has held {count} job(s) for {now - since:.0f}s with no live worker "
-                                 f"listening on it; start one: qa worker --queues {q} (or raise --stall-timeout)",
-                                 "stalled")
+                raise InfraError(
+                    f"queue {q!r} has held {count} job(s) for {now - since:.0f}s with no live worker "
+                    f"listening on it; start one: qa worker --queues {q} (or raise --stall-timeout)",
+                    "stalled",
+                )
 
 
 def live_queues(conn: Redis) -> set[str]:

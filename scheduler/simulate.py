@@ -16,9 +16,9 @@ from pydantic import BaseModel, Field
 
 from envqa.core.errors import ProviderAuthError, RateLimited, TransientProviderError
 from envqa.core.models import Outcome, TrialResult, TrialSpec
+from envqa.scheduler.dispatch import current_attempt
 from envqa.scheduler.jobs import JobEnvelope
 from envqa.scheduler.queues import queue_for_model
-from envqa.scheduler.dispatch import current_attempt
 from envqa.store.db import Store
 
 
@@ -28,9 +28,10 @@ class SimJob(BaseModel):
     log_path: str
     latency_sec: float = 0.05
     # per execution (1st, 2nd, ...): "ok", "429:<retry_after>", "500", "auth", "hang", "crash" (the worker's
-    # loop dies: rq's failure bookkeeping raises outside the job, which rq's loop does not survive), "bad-repeat" (the job leaves rq a repeat count it
-    # cannot compare, so rq's success bookkeeping raises after the job ran), "bad-failure" (a permanent
-    # error, after leaving rq a retry count it cannot compare: rq's failure bookkeeping raises); then "ok"
+    # loop dies: rq's failure bookkeeping raises outside the job, which rq's loop does not survive), "bad-repeat" (the
+    # job leaves rq a repeat count it cannot compare, so rq's success bookkeeping raises after the job ran),
+    # "bad-failure" (a permanent error, after leaving rq a retry count it cannot compare: rq's failure bookkeeping
+    # raises); then "ok"
     script: list[str] = Field(default_factory=list)
     calls: int = 1  # model calls the latency is split into, each logged (ev="call"): what a provider bills
     timeout_sec: int = 600
@@ -40,9 +41,14 @@ class SimJob(BaseModel):
 
 
 def sim_envelope(job: SimJob) -> JobEnvelope:
-    return JobEnvelope(job_id=job.spec.trial_id, queue=job.queue or queue_for_model(job.spec.model),
-                       func=f"{__name__}.sim_job", payload=job.model_dump(mode="json"),
-                       on_give_up=f"{__name__}.sim_give_up", timeout_sec=job.timeout_sec)
+    return JobEnvelope(
+        job_id=job.spec.trial_id,
+        queue=job.queue or queue_for_model(job.spec.model),
+        func=f"{__name__}.sim_job",
+        payload=job.model_dump(mode="json"),
+        on_give_up=f"{__name__}.sim_give_up",
+        timeout_sec=job.timeout_sec,
+    )
 
 
 class SimulatedCrash(BaseException):
@@ -79,8 +85,9 @@ def sim_job(payload: dict) -> str:
                 raise RateLimited("429 Too Many Requests (simulated storm)", retry_after=wait, model=job.spec.model)
             time.sleep(wait)
         if action.startswith("429"):
-            raise RateLimited("429 Too Many Requests (simulated)", retry_after=float(action.split(":")[1]),
-                              model=job.spec.model)
+            raise RateLimited(
+                "429 Too Many Requests (simulated)", retry_after=float(action.split(":")[1]), model=job.spec.model
+            )
         if action == "500":
             time.sleep(job.latency_sec / 4)
             raise TransientProviderError("500 Internal Server Error (simulated)", model=job.spec.model)
@@ -113,9 +120,18 @@ def sim_job(payload: dict) -> str:
 
 def _result(job: SimJob, outcome: Outcome, error_class: str | None, message: str | None = None) -> TrialResult:
     s = job.spec
-    return TrialResult(trial_id=s.trial_id, run_id=s.run_id, env_version=s.env_version, agent=s.agent,
-                       model=s.model, purpose=s.purpose, outcome=outcome, reward=1.0 if outcome == "pass" else None,
-                       error_class=error_class, error_message=message)
+    return TrialResult(
+        trial_id=s.trial_id,
+        run_id=s.run_id,
+        env_version=s.env_version,
+        agent=s.agent,
+        model=s.model,
+        purpose=s.purpose,
+        outcome=outcome,
+        reward=1.0 if outcome == "pass" else None,
+        error_class=error_class,
+        error_message=message,
+    )
 
 
 def sim_give_up(payload: dict, error_class: str, message: str) -> None:

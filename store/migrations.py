@@ -13,13 +13,13 @@ just created (hence `drop_columns` checks what is there).
 
 from __future__ import annotations
 
-from typing import Callable, Union
+from collections.abc import Callable
 
 from envqa.core.models import utcnow
 from envqa.store.postgres import split_script
 
 # A step is a statement, or a function of the connection for what one statement cannot say on both backends.
-Step = Union[str, Callable[[object], None]]
+Step = str | Callable[[object], None]
 
 
 def drop_columns(db, table: str, *columns: str) -> None:
@@ -41,37 +41,74 @@ def add_columns(db, table: str, **columns: str) -> None:
 
 MIGRATIONS: list[tuple[int, str, list[Step]]] = [
     (1, "baseline: the 0.1 schema (runs, env_versions, trials, findings, image_builds)", []),
-    (2, "artifacts: trial files kept in the store, readable from any host", [
-        "CREATE TABLE IF NOT EXISTS artifacts (run_id TEXT NOT NULL, trial_id TEXT NOT NULL, path TEXT NOT NULL, "
-        "size INTEGER NOT NULL, truncated INTEGER NOT NULL DEFAULT 0, data BLOB NOT NULL, created_at TEXT NOT NULL, "
-        "PRIMARY KEY (trial_id, path))",
-        "CREATE INDEX IF NOT EXISTS artifacts_by_run ON artifacts(run_id)",
-        "CREATE TABLE IF NOT EXISTS env_bundles (version TEXT PRIMARY KEY, size INTEGER NOT NULL, data BLOB NOT NULL, "
-        "created_at TEXT NOT NULL)",
-    ]),
-    (3, "run_loop.node: the graph node a run is in now (qa status)", [
-        "ALTER TABLE run_loop ADD COLUMN node TEXT",
-    ]),
-    (4, "drop env_versions: written by every run, read by nothing (versions holds the versions)", [
-        "DROP TABLE IF EXISTS env_versions",
-    ]),
-    (5, "trials: drop outcome, reward, error_class (copies of result_json, read by nothing)", [
-        lambda db: drop_columns(db, "trials", "outcome", "reward", "error_class"),
-    ]),
-    (6, "runs.report_at: when runs.report_json last changed (qa serve rebuilds pages older than it)", [
-        "ALTER TABLE runs ADD COLUMN report_at TEXT",
-    ]),
+    (
+        2,
+        "artifacts: trial files kept in the store, readable from any host",
+        [
+            "CREATE TABLE IF NOT EXISTS artifacts (run_id TEXT NOT NULL, trial_id TEXT NOT NULL, path TEXT NOT NULL, "
+            "size INTEGER NOT NULL, truncated INTEGER NOT NULL DEFAULT 0, data BLOB NOT NULL, created_at TEXT NOT NULL, "
+            "PRIMARY KEY (trial_id, path))",
+            "CREATE INDEX IF NOT EXISTS artifacts_by_run ON artifacts(run_id)",
+            "CREATE TABLE IF NOT EXISTS env_bundles (version TEXT PRIMARY KEY, size INTEGER NOT NULL, data BLOB NOT NULL, "
+            "created_at TEXT NOT NULL)",
+        ],
+    ),
+    (
+        3,
+        "run_loop.node: the graph node a run is in now (qa status)",
+        [
+            "ALTER TABLE run_loop ADD COLUMN node TEXT",
+        ],
+    ),
+    (
+        4,
+        "drop env_versions: written by every run, read by nothing (versions holds the versions)",
+        [
+            "DROP TABLE IF EXISTS env_versions",
+        ],
+    ),
+    (
+        5,
+        "trials: drop outcome, reward, error_class (copies of result_json, read by nothing)",
+        [
+            lambda db: drop_columns(db, "trials", "outcome", "reward", "error_class"),
+        ],
+    ),
+    (
+        6,
+        "runs.report_at: when runs.report_json last changed (qa serve rebuilds pages older than it)",
+        [
+            "ALTER TABLE runs ADD COLUMN report_at TEXT",
+        ],
+    ),
     (7, "configs: configurations by content hash (jobs name theirs by hash; schema.sql creates the table)", []),
-    (8, "trials.worker, lease_until, heartbeat_at: who runs an attempt and until when, set with status and "
-        "attempts in one transaction (issue 22: the store is the one truth about a trial)", [
-        lambda db: add_columns(db, "trials", worker="TEXT", lease_until="TEXT", heartbeat_at="TEXT"),
-    ]),
-    (9, "datasets, dataset_tasks: dataset runs (qa run PATH...) and their link to each task's run; schema.sql "
-        "creates the tables", []),
+    (
+        8,
+        "trials.worker, lease_until, heartbeat_at: who runs an attempt and until when, set with status and "
+        "attempts in one transaction (issue 22: the store is the one truth about a trial)",
+        [
+            lambda db: add_columns(db, "trials", worker="TEXT", lease_until="TEXT", heartbeat_at="TEXT"),
+        ],
+    ),
+    (
+        9,
+        "datasets, dataset_tasks: dataset runs (qa run PATH...) and their link to each task's run; schema.sql "
+        "creates the tables",
+        [],
+    ),
+    (
+        10,
+        "trials.source, source_path: imported trials (issue 33) say where they were read",
+        [
+            lambda db: add_columns(db, "trials", source="TEXT", source_path="TEXT"),
+        ],
+    ),
 ]
 
-CREATE_MIGRATIONS = ("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
-                     "applied_at TEXT NOT NULL)")
+CREATE_MIGRATIONS = (
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+    "applied_at TEXT NOT NULL)"
+)
 
 
 def migrate(store, schema: str) -> list[int]:
@@ -87,8 +124,10 @@ def migrate(store, schema: str) -> list[int]:
                 continue
             for step in statements:
                 step(db) if callable(step) else db.execute(step)
-            db.execute("INSERT INTO schema_migrations(version, name, applied_at) VALUES (?,?,?)",
-                       (number, name, utcnow().isoformat()))
+            db.execute(
+                "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?,?,?)",
+                (number, name, utcnow().isoformat()),
+            )
             applied.append(number)
     return applied
 

@@ -52,18 +52,33 @@ class PostgresServer:
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://postgres@/{database}?host={self.dir}"
 
-    def start(self, timeout: float = 30.0) -> "PostgresServer":
+    def start(self, timeout: float = 30.0) -> PostgresServer:
         self.dir.mkdir(parents=True, exist_ok=True)
         if self._user is not None:
             os.chown(self.dir, self._user.pw_uid, self._user.pw_gid)
         if not (self.data / "PG_VERSION").exists():
-            self._run([pg_binary("initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust", "--no-sync",
-                       "-E", "UTF8"])
-        args = [pg_binary("postgres"), "-D", str(self.data), "-k", str(self.dir), "-c", "listen_addresses=",
-                "-c", "fsync=off", "-c", "max_connections=200", "-c", "shared_buffers=32MB"]
+            self._run(
+                [pg_binary("initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"]
+            )
+        args = [
+            pg_binary("postgres"),
+            "-D",
+            str(self.data),
+            "-k",
+            str(self.dir),
+            "-c",
+            "listen_addresses=",
+            "-c",
+            "fsync=off",
+            "-c",
+            "max_connections=200",
+            "-c",
+            "shared_buffers=32MB",
+        ]
         log = open(self.dir / "postgres.log", "ab")
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                     preexec_fn=self._demote, start_new_session=True)
+        self.proc = subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=self._demote, start_new_session=True
+        )
         log.close()
         import psycopg
 

@@ -113,8 +113,12 @@ class PgConnection:
     @property
     def in_transaction(self) -> bool:
         conn = self._conn
-        return conn is not None and not conn.closed and not conn.broken and \
-            conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR)
+        return (
+            conn is not None
+            and not conn.closed
+            and not conn.broken
+            and conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR)
+        )
 
     def execute(self, sql: str, params=()):
         head = sql.strip().upper()

@@ -12,14 +12,16 @@ CREATE TABLE IF NOT EXISTS runs (
 -- columns say which job the row is and where it stands, set from the spec when it is queued, before any
 -- result exists: env_version/agent/model/purpose name the job (operators and tests select by them),
 -- status (queued|running|done)/attempts/spec_json drive the scheduler's reconcile; worker/lease_until/
--- heartbeat_at say who runs the current attempt, until when (set with status and attempts, one transaction). Nothing the result alone knows (outcome,
+-- heartbeat_at say who runs the current attempt, until when (set with status and attempts, one transaction);
+-- source (qa|imported) and source_path say where an imported trial was read (issue 33). Nothing the result alone knows (outcome,
 -- reward, error class) is copied into a column: migration 5 dropped those copies.
 CREATE TABLE IF NOT EXISTS trials (
     trial_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, env_version TEXT NOT NULL, agent TEXT NOT NULL,
     model TEXT, purpose TEXT, status TEXT NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0, spec_json TEXT, result_json TEXT,
     created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
-    worker TEXT, lease_until TEXT, heartbeat_at TEXT
+    worker TEXT, lease_until TEXT, heartbeat_at TEXT,
+    source TEXT, source_path TEXT
 );
 CREATE INDEX IF NOT EXISTS trials_by_run ON trials(run_id, status);
 CREATE TABLE IF NOT EXISTS findings (

@@ -44,19 +44,31 @@ def upload_trial_artifacts(store, run_id: str, trial_id: str, trial_dir: Path) -
         if truncated:
             data += TRUNCATED_NOTE % (keep, size)
         budget -= keep
-        rows.append((run_id, trial_id, path.relative_to(trial_dir).as_posix(), size, int(truncated),
-                     zlib.compress(data, 6), utcnow().isoformat()))
+        rows.append(
+            (
+                run_id,
+                trial_id,
+                path.relative_to(trial_dir).as_posix(),
+                size,
+                int(truncated),
+                zlib.compress(data, 6),
+                utcnow().isoformat(),
+            )
+        )
     with store.tx() as db:
         db.execute("DELETE FROM artifacts WHERE trial_id=?", (trial_id,))  # a retried trial replaces its files
-        db.executemany("INSERT INTO artifacts(run_id, trial_id, path, size, truncated, data, created_at) "
-                       "VALUES (?,?,?,?,?,?,?)", rows)
+        db.executemany(
+            "INSERT INTO artifacts(run_id, trial_id, path, size, truncated, data, created_at) VALUES (?,?,?,?,?,?,?)",
+            rows,
+        )
     return len(rows)
 
 
 def fetch_trial_artifacts(store, trial_id: str, trial_dir: Path) -> int:
     """Write the trial's stored files under `trial_dir` (those not there yet); returns the number written."""
-    rows = store._conn().execute("SELECT path, data FROM artifacts WHERE trial_id=? ORDER BY path",
-                                 (trial_id,)).fetchall()
+    rows = (
+        store._conn().execute("SELECT path, data FROM artifacts WHERE trial_id=? ORDER BY path", (trial_id,)).fetchall()
+    )
     root = Path(trial_dir).resolve()
     written = 0
     for row in rows:
@@ -88,11 +100,16 @@ def publish_environment(store, root: Path, version: str) -> bool:
     if len(data) > MAX_BUNDLE_BYTES:
         from envqa.core.errors import InputError
 
-        raise InputError(str(root), f"the task directory is {len(data)} bytes compressed; workers on other hosts "
-                                    f"receive it through the store, capped at {MAX_BUNDLE_BYTES}")
+        raise InputError(
+            str(root),
+            f"the task directory is {len(data)} bytes compressed; workers on other hosts "
+            f"receive it through the store, capped at {MAX_BUNDLE_BYTES}",
+        )
     with store.tx() as db:
-        db.execute("INSERT INTO env_bundles(version, size, data, created_at) VALUES (?,?,?,?) ON CONFLICT DO NOTHING",
-                   (version, len(data), data, utcnow().isoformat()))
+        db.execute(
+            "INSERT INTO env_bundles(version, size, data, created_at) VALUES (?,?,?,?) ON CONFLICT DO NOTHING",
+            (version, len(data), data, utcnow().isoformat()),
+        )
     return True
 
 

@@ -22,8 +22,18 @@ from envqa.core.config import QAConfig
 from envqa.core.environment import Environment, content_hash, load_environment
 from envqa.core.errors import InputError, PatchError
 from envqa.core.models import VersionInfo
-from envqa.core.patches import (HARBOR_DIRS, HARBOR_FILES, TB1_DIRS, TB1_FILES, confined_task_path, copy_task_files,
-                                git_env, make_diff, patch_paths, task_path_allowed)
+from envqa.core.patches import (
+    HARBOR_DIRS,
+    HARBOR_FILES,
+    TB1_DIRS,
+    TB1_FILES,
+    confined_task_path,
+    copy_task_files,
+    git_env,
+    make_diff,
+    patch_paths,
+    task_path_allowed,
+)
 from envqa.store.db import Store
 
 __all__ = ["VersionStore", "confined_task_path", "make_diff", "patch_paths", "task_path_allowed"]
@@ -50,14 +60,21 @@ class VersionStore:
         name = self.get(version).name
         return env.model_copy(update={"name": name}) if name else env
 
-    def snapshot(self, src_dir: str | Path, *, author: str = "user", reason: str = "loaded",
-                 run_id: str | None = None, parent: str | None = None, patch: str | None = None) -> VersionInfo:
+    def snapshot(
+        self,
+        src_dir: str | Path,
+        *,
+        author: str = "user",
+        reason: str = "loaded",
+        run_id: str | None = None,
+        parent: str | None = None,
+        patch: str | None = None,
+    ) -> VersionInfo:
         """Copy a task directory into the store as a version (idempotent: same content, same version)."""
         env = load_environment(src_dir)
         if not self.path(env.version).is_dir():
             self._materialize(env.root, env.version)
-        info = VersionInfo(version=env.version, parent=parent, patch=patch, author=author, reason=reason,
-                           name=env.name)
+        info = VersionInfo(version=env.version, parent=parent, patch=patch, author=author, reason=reason, name=env.name)
         return self.store.save_version(info, run_id)
 
     def _materialize(self, src: Path, version: str) -> None:
@@ -76,8 +93,9 @@ class VersionStore:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
-    def apply_patch(self, parent: str, diff: str, *, author: str, reason: str,
-                    run_id: str | None = None) -> VersionInfo:
+    def apply_patch(
+        self, parent: str, diff: str, *, author: str, reason: str, run_id: str | None = None
+    ) -> VersionInfo:
         """Apply a unified diff to `parent` and store the result as a new version (or find it already stored)."""
         parent_dir = self.path(parent)
         self.get(parent)
@@ -92,8 +110,11 @@ class VersionStore:
             raise PatchError(where, "not a unified diff: no file headers (--- a/PATH, +++ b/PATH) found")
         outside = [p for p in names if not task_path_allowed(p, tb1)]
         if outside:
-            raise PatchError(where, f"touches {', '.join(outside)}, outside the task's files "
-                                    f"({', '.join((TB1_FILES + TB1_DIRS) if tb1 else (HARBOR_FILES + HARBOR_DIRS))})")
+            raise PatchError(
+                where,
+                f"touches {', '.join(outside)}, outside the task's files "
+                f"({', '.join((TB1_FILES + TB1_DIRS) if tb1 else (HARBOR_FILES + HARBOR_DIRS))})",
+            )
         if re.search(r"^(new file mode|new mode) 120000", diff, re.M):
             raise PatchError(where, "creates a symlink; a task version holds regular files only")
         self.root.mkdir(parents=True, exist_ok=True)
@@ -101,8 +122,14 @@ class VersionStore:
         try:
             tree = work / "task"
             copy_task_files(parent_dir, tree)
-            proc = subprocess.run(["git", "apply", "--whitespace=nowarn", "-p1", "-"], input=diff, text=True,
-                                  cwd=tree, capture_output=True, env=git_env(tree))
+            proc = subprocess.run(
+                ["git", "apply", "--whitespace=nowarn", "-p1", "-"],
+                input=diff,
+                text=True,
+                cwd=tree,
+                capture_output=True,
+                env=git_env(tree),
+            )
             if proc.returncode != 0:
                 raise PatchError(where, f"does not apply: {proc.stderr.strip() or proc.stdout.strip()}")
             changed = patch_paths(make_diff(parent_dir, tree))
@@ -114,13 +141,21 @@ class VersionStore:
             try:
                 env = load_environment(tree)
             except InputError as e:
-                raise PatchError(where, f"the patched task no longer loads: {e.problem} ({Path(e.path).name})") from None
+                raise PatchError(
+                    where, f"the patched task no longer loads: {e.problem} ({Path(e.path).name})"
+                ) from None
             if not self.path(env.version).is_dir():
                 self._materialize(tree, env.version)
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        info = VersionInfo(version=env.version, parent=parent, patch=diff, author=author, reason=reason,
-                           name=self.get(parent).name or env.name)  # a revision keeps the task's name
+        info = VersionInfo(
+            version=env.version,
+            parent=parent,
+            patch=diff,
+            author=author,
+            reason=reason,
+            name=self.get(parent).name or env.name,
+        )  # a revision keeps the task's name
         return self.store.save_version(info, run_id)
 
     def diff(self, a: str, b: str) -> str:

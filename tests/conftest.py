@@ -7,6 +7,7 @@ Every test that starts containers does so through `docker_backend` (or labels it
 from __future__ import annotations
 
 import os
+import statistics
 import sys
 import uuid
 
@@ -15,7 +16,7 @@ import pytest
 # Every container this test session starts (in-process or in `qa` subprocesses, which inherit the
 # environment) carries envqa.session=<this id>; the leak check looks at exactly those.
 SESSION = os.environ.setdefault("QA_SESSION", f"pytest-{uuid.uuid4().hex[:12]}")
-from qa_testkit import EXAMPLES, QA, REPO, copy_example, run_qa, wait_for  # noqa: F401  (re-exported)
+from qa_testkit import EXAMPLES, QA, REPO, copy_example, run_qa, wait_for  # noqa: E402, F401 - after QA_SESSION; re-exported
 
 
 def _docker():
@@ -25,7 +26,7 @@ def _docker():
         client = docker.from_env(timeout=120)
         client.ping()
         return client
-    except Exception as e:  # pragma: no cover - setup.sh starts dockerd; this only explains a broken machine
+    except Exception as e:  # noqa: BLE001  # pragma: no cover - setup.sh starts dockerd; this only explains a broken machine
         pytest.fail(f"Docker engine unreachable ({e}); run `make setup`", pytrace=False)
 
 
@@ -40,7 +41,7 @@ def base_image(docker_client):
 
     try:
         docker_client.images.get(DEFAULT_BASE_IMAGE)
-    except Exception:
+    except Exception:  # noqa: BLE001 - any failure to find it is the same advice
         pytest.fail(f"base image {DEFAULT_BASE_IMAGE} missing; run `make setup`", pytrace=False)
     return DEFAULT_BASE_IMAGE
 
@@ -70,13 +71,17 @@ def qa_env(tmp_path):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """Fail the run when a test left an envqa container behind (also after failing tests)."""
+    """Fail the run when a test left an envqa container behind (also after failing tests). Under pytest-xdist only
+    the controller looks, once every worker is done: a worker that finished first would see the others' live
+    containers of the same session."""
+    if hasattr(session.config, "workerinput"):
+        return
     try:
         import docker
 
         client = docker.from_env(timeout=30)
         leftovers = client.containers.list(all=True, filters={"label": f"envqa.session={SESSION}"})
-    except Exception:
+    except Exception:  # noqa: BLE001 - no engine, no leftovers to report
         return
     if leftovers:
         names = ", ".join(c.name for c in leftovers)
@@ -87,6 +92,37 @@ def pytest_sessionfinish(session, exitstatus):
                 pass
         sys.stderr.write(f"\nLEAK: containers left behind by the suite (removed now): {names}\n")
         session.exitstatus = 1
+
+
+@pytest.fixture(scope="session")
+def example_reports(tmp_path_factory, base_image):
+    """`example_reports("NAME")`: the session's one `qa run --json` of examples/NAME under the detection table's
+    configuration (qa_testkit.example_report). Use it in a test that only reads the report; a test that asserts on
+    a run's own behaviour (its config, its exit, its containers) keeps its own run."""
+    from qa_testkit import example_report
+
+    base = tmp_path_factory.getbasetemp()  # under pytest-xdist a worker's own; its parent is the session's
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "example-reports"
+    return lambda name: example_report(name, root)
+
+
+@pytest.fixture
+def redis_server(tmp_path):
+    """Start private redis-servers for this test: `redis_server()` or `redis_server(workdir, port=..., ...)`
+    (envqa.scheduler.embedded.RedisServer's arguments). Each is stopped at teardown whatever the test did; a test
+    may stop one earlier (to kill Redis mid-run). Using this fixture is what puts a test in the `redis` tier."""
+    from envqa.scheduler.embedded import RedisServer
+
+    started: list = []
+
+    def start(workdir=None, **kwargs):
+        server = RedisServer(workdir if workdir is not None else tmp_path / f"redis-{len(started)}", **kwargs).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.cleanup()
 
 
 # --- the store backend (issue 16) -----------------------------------------------------------------------
@@ -163,8 +199,12 @@ def browser(tmp_path_factory):
 
     with sync_playwright() as pw:
         ctx = pw.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path="/usr/bin/chromium", headless=True,
-            args=CHROMIUM_ARGS, viewport={"width": 1280, "height": 900})
+            str(tmp_path_factory.mktemp("chromium-profile")),
+            executable_path="/usr/bin/chromium",
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1280, "height": 900},
+        )
         yield ctx
         ctx.close()
 
@@ -180,15 +220,69 @@ def page(browser):
     pg.close()
 
 
-# --- the fast tier (issue 21) ----------------------------------------------------------------------------
-# `make test-fast` (scripts/test_fast.sh) sets QA_TEST_TIER=fast: only tests marked `fast` run, DOCKER_HOST points
-# at nothing and `qa` runs in-process (QA_SCHEDULER_MODE=local), so no Redis is started either. A fast test that
-# reaches for one of the heavy fixtures below fails at once with the reason, instead of waiting on a daemon.
+# --- the tiers (issues 21 and 31) ---------------------------------------------------------------------------
+# `fast` is chosen by hand (a test that needs only the venv says so) and held by a guard: `make test-fast` sets
+# QA_TEST_TIER=fast, runs only those, points DOCKER_HOST at nothing and runs `qa` in-process, and a fast test that
+# reaches for a heavy fixture fails at once with the reason instead of waiting on a daemon.
+# The resource tiers (`docker`, `redis`, `postgres`, `browser`) are never set by hand: they are derived here from
+# the fixtures a test uses (pytest's closure, so a fixture built on `docker_backend` counts too), and a test that
+# runs the real `qa` CLI without being fast uses the Docker engine and an embedded Redis. `slow` is the one tier a
+# test declares (`pytest.mark.slow`): what `make test` leaves to `make test-all` for its wall time alone.
 FAST = os.environ.get("QA_TEST_TIER") == "fast"
-HEAVY_FIXTURES = {"docker_client", "base_image", "docker_backend", "pg_server", "pg_url", "browser", "page"}
+TIER_FIXTURES: dict[str, frozenset[str]] = {
+    "docker": frozenset({"docker_client", "base_image", "docker_backend"}),
+    "redis": frozenset({"redis_server"}),
+    "postgres": frozenset({"pg_server", "pg_url"}),
+    "browser": frozenset({"browser", "page"}),
+}
+CLI_FIXTURES = frozenset({"qa_env", "example_reports"})  # the real `qa` CLI: outside the fast tier, Docker and Redis
+# A fixture parametrized over backends (tests/sandbox, tests/store) asks for the heavy fixture only for one of its
+# params, through request.getfixturevalue, which pytest cannot see at collection: the param's value names it.
+BACKEND_PARAMS = {"docker": "docker", "postgres": "postgres"}
+HEAVY_FIXTURES = frozenset().union(*TIER_FIXTURES.values())
+
+
+def resource_tiers(fixturenames, params: dict, fast: bool) -> set[str]:
+    """The resource tiers a test belongs to, from the fixtures it uses, their backend params, and whether it is
+    fast."""
+    names = set(fixturenames)
+    tiers = {tier for tier, fixtures in TIER_FIXTURES.items() if fixtures & names}
+    tiers |= {BACKEND_PARAMS[v] for v in params.values() if isinstance(v, str) and v in BACKEND_PARAMS}
+    if not fast and CLI_FIXTURES & names:
+        tiers |= {"docker", "redis"}
+    if os.environ.get("QA_TEST_STORE") == "postgres":  # the Postgres pass: every store is a private server's
+        tiers.add("postgres")
+    return tiers
+
+
+# Under pytest-xdist (`make test` runs two workers) every test of a module goes to one worker, so a module-scoped
+# fixture runs once; a directory whose modules share session-scoped runs is one group; a module of independent
+# tests that share only cross-worker-safe state (the example reports, tests/qa_testkit.py) is spread test by test.
+XDIST_SHARED_DIRS = ("tests/report/",)  # sweep_run, loop_run, waiting_run: session-scoped `qa run`s its modules read
+XDIST_FREE_MODULES = ("tests/probes/test_detection.py",)
+# `serial`: a test that asserts on the host's own state (free memory, pids, disk) or on wall-time windows and kill
+# timing must not share the 2 cores with another worker; `make test` runs these alone after the parallel pass.
+SERIAL_PATHS = ("tests/scheduler/", "tests/chaos/", "tests/foundation/test_hostile.py")
+
+
+def xdist_group_of(nodeid: str) -> str | None:
+    module = nodeid.split("::", 1)[0]
+    if module in XDIST_FREE_MODULES:
+        return None
+    return next((d for d in XDIST_SHARED_DIRS if module.startswith(d)), module)
 
 
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        group = xdist_group_of(item.nodeid)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+        if item.nodeid.startswith(SERIAL_PATHS):
+            item.add_marker("serial")
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        fast = bool(item.get_closest_marker("fast"))
+        for tier in sorted(resource_tiers(getattr(item, "fixturenames", ()), params, fast)):
+            item.add_marker(tier)
     if not FAST:
         return
     keep = [i for i in items if i.get_closest_marker("fast")]
@@ -201,5 +295,45 @@ def pytest_runtest_setup(item):
     if FAST:
         heavy = sorted(HEAVY_FIXTURES & set(getattr(item, "fixturenames", ())))
         if heavy:
-            pytest.fail(f"{item.nodeid} is marked fast but uses {', '.join(heavy)} (Docker, Postgres or Chromium)",
-                        pytrace=False)
+            pytest.fail(
+                f"{item.nodeid} is marked fast but uses {', '.join(heavy)} (Docker, Redis, Postgres or Chromium)",
+                pytrace=False,
+            )
+
+
+# --- the detection table (tests/probes/test_detection.py) ---------------------------------------------------
+DETECTION_TABLE: dict[str, dict] = {}
+
+
+def pytest_runtest_logreport(report):
+    """Gather the detection table's rows from the test reports: under pytest-xdist they are made in the workers and
+    reach the controller only as each report's user_properties."""
+    if report.when == "call":
+        for key, row in report.user_properties:
+            if key == "detection_row":
+                DETECTION_TABLE[row["name"]] = row
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print the detection table gathered by tests/probes/test_detection.py (when it ran). Here, in the root conftest:
+    under pytest-xdist the controller collects nothing and loads no conftest below tests/."""
+    TABLE = DETECTION_TABLE
+    if not TABLE:
+        return
+    tr = terminalreporter
+    tr.section("envqa detection table (qa run --json, no model)")
+    tr.write_line(f"{'example':44} {'seconds':>7}  expected -> found (missing / extra)")
+    for name, row in sorted(TABLE.items()):
+        verdict = "OK " if not row["missing"] and (row["expected"] or not row["found"]) else "BAD"
+        tr.write_line(
+            f"{verdict} {name:40} {row['seconds']:7.1f}  {row['expected']} -> {row['found']}"
+            + (f"  inconclusive={row['inconclusive']}" if row.get("inconclusive") else "")
+            + (f"  missing={row['missing']}" if row["missing"] else "")
+            + (f"  extra={row['extra']}" if row["extra"] else "")
+        )
+    seconds = sorted(row["seconds"] for row in TABLE.values())
+    false_alarms = sum(1 for row in TABLE.values() if not row["expected"] and row["found"])
+    tr.write_line(
+        f"{len(seconds)} environments: median {statistics.median(seconds):.1f} s, max {seconds[-1]:.1f} s; "
+        f"false alarms on clean examples: {false_alarms}"
+    )

@@ -55,7 +55,7 @@ def run_program(call: ExecCall, path: str, stdin: str, argv: list[str] | None = 
     sys.stdin, sys.argv = io.StringIO(stdin), [path, *(argv or [])]
     try:
         with contextlib.redirect_stdout(out):
-            exec(compile(source, path, "exec"), {"__name__": "__main__"})  # noqa: S102 - the example's own code
+            exec(compile(source, path, "exec"), {"__name__": "__main__"})
         return 0, out.getvalue()
     except Exception:  # noqa: BLE001 - the program crashed: a non-zero exit, as on Docker
         return 1, out.getvalue()
@@ -68,8 +68,11 @@ def wordfreq_verifier(call: ExecCall) -> FakeOutput:
     fs = call.sandbox.fs
     fs.write("/logs/verifier/reward.txt", b"0\n", 0o644)
     tree = ast.parse(fs.read("/tests/test_wordfreq.py").decode())
-    cases = next(ast.literal_eval(n.value) for n in tree.body
-                 if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "CASES")
+    cases = next(
+        ast.literal_eval(n.value)
+        for n in tree.body
+        if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "CASES"
+    )
     failed = [text for text, expected in cases if run_program(call, "/app/wordfreq", text) != (0, expected)]
     if not failed:
         fs.write("/logs/verifier/reward.txt", b"1\n", 0o644)
@@ -98,17 +101,19 @@ def clear_verifier_logs(call: ExecCall) -> FakeOutput:
 def regular_files(call: ExecCall) -> FakeOutput:
     """Mutation testing's `for p in PATHS; do [ -f "$p" ] && ... && echo "$p"; done` (files up to the limit)."""
     script = call.cmd[2]
-    paths = shlex.split(script[len("for p in "):script.index("; do")])
+    paths = shlex.split(script[len("for p in ") : script.index("; do")])
     limit = int(re.search(r"-le (\d+)", script).group(1))
-    files = [p for p in paths if (n := call.sandbox.fs.node(p)) is not None and n.data is not None
-             and len(n.data) <= limit]
+    files = [
+        p for p in paths if (n := call.sandbox.fs.node(p)) is not None and n.data is not None and len(n.data) <= limit
+    ]
     return FakeOutput(stdout="".join(p + "\n" for p in files))
 
 
 def script_probe_commands(backend: FakeBackend) -> None:
     backend.on(r"find /logs/verifier -mindepth 1 -delete")(clear_verifier_logs)
-    backend.on(lambda argv: argv[:2] == ["bash", "-c"] and argv[2].startswith("for p in ")
-               and "stat -c %s" in argv[2])(regular_files)
+    backend.on(lambda argv: argv[:2] == ["bash", "-c"] and argv[2].startswith("for p in ") and "stat -c %s" in argv[2])(
+        regular_files
+    )
 
 
 def _task_backend(verifier) -> FakeBackend:

@@ -3,13 +3,16 @@ resolve to whichever conftest.py was imported last under that name."""
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -103,11 +106,89 @@ def store_rows(home: str | Path, sql: str, args: tuple = ()) -> list[dict]:
 # Headless Chromium for the report tests (Debian's /usr/bin/chromium, never a downloaded browser); the
 # `browser` and `page` fixtures are in tests/conftest.py: one browser per session (two sync Playwright
 # sessions in one thread do not work: the second finds the first's event loop running).
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def open_report(page, path: Path) -> None:
     """Open a report file and wait until its script says it has rendered."""
     page.goto(path.resolve().as_uri())
     page.wait_for_selector("html[data-ready='1']", timeout=15000)
+
+
+# --- one `qa run --json` per example per session (issue 31) ------------------------------------------------------
+# The detection table runs every example; other tests that only read an example's report under the same
+# configuration take the same run instead of paying for another. Under pytest-xdist the workers share the cache
+# directory (a file lock per example: the first worker runs it, the others wait for its result, with a deadline).
+def detection_toml() -> str:
+    """The detection table's configuration: the fake internet for egress reruns (what network-fetch's reference
+    solution reaches for), oracle x 2 (one validation run + one hunt run) and no revision (the loop has its own
+    tests)."""
+    return (
+        f'[probes]\nfake_internet_dir = "{EXAMPLES / "network-fetch" / "qa-fake-internet"}"\n'
+        'fake_internet_hosts = ["releases.example.test"]\n'
+        "oracle_runs = 2\n"
+        "[loop]\nmax_iterations = 0\n"
+    )
+
+
+RUN_TIMEOUT = 600.0
+
+
+def example_report(name: str, cache: Path, timeout: float = RUN_TIMEOUT) -> dict:
+    """`qa run examples/NAME --json -c <detection_toml> --oracle-runs 1`, once per cache directory:
+    {"code", "report" (None when stdout was not JSON), "stderr" (its tail), "seconds" (the run's own)}."""
+    cache.mkdir(parents=True, exist_ok=True)
+    done = cache / f"{name}.json"
+    with open(cache / f"{name}.lock", "w") as lock:
+        _lock(lock, timeout + 60, f"the shared qa run of {name}")
+        if done.exists():
+            return json.loads(done.read_text())
+        home = cache / name / "qa-home"
+        (cache / name).mkdir(parents=True, exist_ok=True)
+        config = cache / name / "qa.toml"
+        config.write_text(detection_toml())
+        env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+        env["QA_HOME"] = str(home)
+        started = time.monotonic()
+        res = run_qa(
+            ["run", str(EXAMPLES / name), "--json", "-c", str(config), "--oracle-runs", "1"],
+            env,
+            timeout=timeout,
+            cwd=cache / name,
+        )
+        try:
+            report = json.loads(res.stdout)
+        except json.JSONDecodeError:
+            report = None
+        result = {
+            "code": res.returncode,
+            "report": report,
+            "stderr": res.stderr[-3000:],
+            "seconds": round(time.monotonic() - started, 1),
+            "home": str(home),
+        }
+        tmp = done.with_suffix(".tmp")
+        tmp.write_text(json.dumps(result))
+        tmp.replace(done)  # atomic: a waiting worker reads the whole result or none
+        return result
+
+
+def _lock(fh, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout:g}s waiting for {what}") from None
+            time.sleep(0.2)

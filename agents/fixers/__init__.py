@@ -13,17 +13,26 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 # The families register themselves on import, in this order (the order they run in).
-from envqa.agents.fixers import conftest, helpers, leaks, pins, reward, runtime  # noqa: F401
+from envqa.agents.fixers import conftest, helpers, instruction, leaks, pins, reward, runtime  # noqa: F401
 from envqa.agents.fixers.base import _FAMILIES, FixContext, FixerFamily, register_fixer, render_template
 from envqa.core.models import Finding, Severity
 
-__all__ = ["FixContext", "FixerFamily", "MechanicalFix", "actionable", "families", "fixable_rules",
-           "mechanical_fix", "register_fixer", "render_template"]
+__all__ = [
+    "FixContext",
+    "FixerFamily",
+    "MechanicalFix",
+    "actionable",
+    "families",
+    "fixable_rules",
+    "mechanical_fix",
+    "register_fixer",
+    "render_template",
+]
 
 
 def families() -> list[FixerFamily]:
@@ -31,7 +40,7 @@ def families() -> list[FixerFamily]:
 
 
 def fixable_rules() -> dict[str, str]:
-    """rule id -> fixer family name: the README's fixers table."""
+    """rule id -> fixer family name: docs/guide/revisions.md's fixers table."""
     return {rule: fam.name for fam in families() for rule in fam.rules}
 
 
@@ -52,8 +61,12 @@ def actionable(findings: list[Finding]) -> list[Finding]:
     return [f for f in findings if f.severity != Severity.INFO]
 
 
-def mechanical_fix(version_dir: Path, findings: list[Finding], workdir: Path | None = None,
-                   image_packages: Callable[[], dict[str, str]] | None = None) -> MechanicalFix:
+def mechanical_fix(
+    version_dir: Path,
+    findings: list[Finding],
+    workdir: Path | None = None,
+    image_packages: Callable[[], dict[str, str]] | None = None,
+) -> MechanicalFix:
     """Run every fixer family that applies on a scratch copy of `version_dir` (left in `fixed_dir`)."""
     todo = actionable(findings)
     scratch = Path(tempfile.mkdtemp(prefix="envqa-fix-", dir=workdir))

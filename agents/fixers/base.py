@@ -2,12 +2,11 @@
 the rule registry at import) and the templates it renders. The families themselves are the sibling modules;
 envqa.agents.fixers imports them all and runs them (`mechanical_fix`)."""
 
-
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import jinja2
 
@@ -54,17 +53,31 @@ def register_fixer(name: str, rules: tuple[str, ...], *, precondition, expected=
     """Register a fixer family for `rules`: exactly the rule registry's rows naming this fixer (a rule that
     does not name it, or one left out, fails here, at import, not in a run)."""
     if set(rules) != set(rules_fixed_by(name)):
-        raise ValueError(f"fixer {name!r} registers {sorted(rules)}, the rule registry gives it "
-                         f"{sorted(rules_fixed_by(name))} (core/registry/rules.py)")
+        raise ValueError(
+            f"fixer {name!r} registers {sorted(rules)}, the rule registry gives it "
+            f"{sorted(rules_fixed_by(name))} (core/registry/rules.py)"
+        )
 
     def deco(fn):
-        _FAMILIES.append(FixerFamily(name=name, rules=rules, precondition=precondition, apply=fn,
-                                     **({"expected": expected} if expected else {})))
+        _FAMILIES.append(
+            FixerFamily(
+                name=name,
+                rules=rules,
+                precondition=precondition,
+                apply=fn,
+                **({"expected": expected} if expected else {}),
+            )
+        )
         return fn
+
     return deco
 
 
 def render_template(name: str, **variables) -> str:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined,
-                             keep_trailing_newline=True, autoescape=False)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,  # noqa: S701 - shell and Python, not HTML
+    )
     return env.get_template(name).render(**variables)

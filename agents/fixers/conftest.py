@@ -71,11 +71,17 @@ def _is_test_copy(words: list[str]) -> bool:
     """`cp` of test code out of /tests: the directory, a glob, a `.py` module or a pytest ini. A data file
     copied out (`cp /tests/expected.json /tmp/`) is the tests' business and stays."""
     args = [w for w in words[1:] if not w.startswith("-")]
+
     def code(a: str) -> bool:
         return a.rstrip("/") == "/tests" or "*" in a or a.endswith(".py") or a.rsplit("/", 1)[-1] in INIS
 
-    return bool(words) and words[0].rsplit("/", 1)[-1] == "cp" and len(args) >= 2 \
-        and all(a == "/tests" or a.startswith("/tests/") for a in args[:-1]) and any(code(a) for a in args[:-1])
+    return (
+        bool(words)
+        and words[0].rsplit("/", 1)[-1] == "cp"
+        and len(args) >= 2
+        and all(a == "/tests" or a.startswith("/tests/") for a in args[:-1])
+        and any(code(a) for a in args[:-1])
+    )
 
 
 def _spans(text: str) -> list[_Span]:
@@ -108,10 +114,17 @@ def _spans(text: str) -> list[_Span]:
                 continue
             start = starts[first - 1] + a - bl_starts[first - 1]  # the same lines: the same columns
             words = [p.word for p in node.parts if p.kind == "word"]
-            piece = lambda p: chunk[p.pos[0]:p.pos[1]]  # noqa: E731
-            out.append(_Span(start, start + b - a, first, words,
-                             [piece(p) for p in node.parts if p.kind == "assignment"],
-                             [piece(p) for p in node.parts if p.kind == "redirect"]))
+            piece = lambda p: chunk[p.pos[0] : p.pos[1]]
+            out.append(
+                _Span(
+                    start,
+                    start + b - a,
+                    first,
+                    words,
+                    [piece(p) for p in node.parts if p.kind == "assignment"],
+                    [piece(p) for p in node.parts if p.kind == "redirect"],
+                )
+            )
         return True
 
     if not collect(blanked, 0):
@@ -130,8 +143,11 @@ def _spans(text: str) -> list[_Span]:
 def _targets(text: str) -> list[_Span]:
     """The reachable pytest calls and /tests copies, as the shell parser (and so the probes) reads them."""
     live: set[tuple[int, tuple[str, ...]]] = {(c.line, tuple(c.words)) for c in parse_script(text) if c.reachable}
-    return [s for s in _spans(text) if (s.line, tuple(s.words)) in live
-            and (_runs_pytest(s.words) or _is_test_copy(s.words) or s.name == "cd")]
+    return [
+        s
+        for s in _spans(text)
+        if (s.line, tuple(s.words)) in live and (_runs_pytest(s.words) or _is_test_copy(s.words) or s.name == "cd")
+    ]
 
 
 def precondition(ctx: FixContext, findings: list[Finding]) -> str | None:
@@ -161,14 +177,38 @@ def _map_arg(arg: str, cwd: str | None, copies: dict[str, str]) -> str:
     for dst, src in copies.items():
         d = dst.rstrip("/")
         if full == d or full.startswith(d + "/"):
-            return "/tests" + full[len(d):] if src.endswith("/") or src == "/tests" else src
+            return "/tests" + full[len(d) :] if src.endswith("/") or src == "/tests" else src
     return arg
 
 
 # pytest options whose value is the next word (`-p no:cacheprovider`, `-k expr`): never a test path
-VALUED = {"-p", "-k", "-m", "-c", "-o", "-W", "--tb", "--ctrf", "--junitxml", "--junit-xml", "--maxfail",
-          "--durations", "--timeout", "--log-level", "--basetemp", "--color", "--import-mode", "--override-ini",
-          "--confcutdir", "--rootdir", "--capture", "--cov", "--cov-report", "--json-report-file", "-n"}
+VALUED = {
+    "-p",
+    "-k",
+    "-m",
+    "-c",
+    "-o",
+    "-W",
+    "--tb",
+    "--ctrf",
+    "--junitxml",
+    "--junit-xml",
+    "--maxfail",
+    "--durations",
+    "--timeout",
+    "--log-level",
+    "--basetemp",
+    "--color",
+    "--import-mode",
+    "--override-ini",
+    "--confcutdir",
+    "--rootdir",
+    "--capture",
+    "--cov",
+    "--cov-report",
+    "--json-report-file",
+    "-n",
+}
 
 
 def _map_args(args: list[str], cwd: str | None, copies: dict[str, str]) -> tuple[list[str], bool]:
@@ -199,8 +239,12 @@ def _is_dir_like(copies: dict[str, str], arg: str) -> bool:
     return any(arg.rstrip("/") == d.rstrip("/") for d in copies)
 
 
-@register_fixer("conftest", RULES, precondition=precondition,
-                expected=lambda fs: ["exploit-workspace-conftest fails", "oracle still passes"])
+@register_fixer(
+    "conftest",
+    RULES,
+    precondition=precondition,
+    expected=lambda fs: ["exploit-workspace-conftest fails", "oracle still passes"],
+)
 def fix_conftest(ctx: FixContext, findings: list[Finding]) -> str:
     script = ctx.file("tests/test.sh")
     text = script.read_text()
@@ -228,8 +272,10 @@ def fix_conftest(ctx: FixContext, findings: list[Finding]) -> str:
     for start, end, new in sorted(edits, reverse=True):
         text = text[:start] + new + text[end:]
     script.write_text(_tidy(text))
-    return "test.sh runs pytest from /tests on the files in /tests, with rootdir, confcutdir and the ini file " \
-           "pinned there: a conftest.py or ini planted in the agent's workspace is never loaded"
+    return (
+        "test.sh runs pytest from /tests on the files in /tests, with rootdir, confcutdir and the ini file "
+        "pinned there: a conftest.py or ini planted in the agent's workspace is never loaded"
+    )
 
 
 def _drop_copy(text: str, copy: _Span, spans: list[_Span]) -> tuple[int, int, str]:
@@ -241,7 +287,7 @@ def _drop_copy(text: str, copy: _Span, spans: list[_Span]) -> tuple[int, int, st
     others = [s for s in spans if ls <= s.start < le and s.start != copy.start]
     if all(s.name in NOOPS for s in others) and all(s.end <= le for s in others):
         was = " ".join(text[ls:le].replace("\\\n", " ").split())
-        indent = text[ls:copy.start] if not text[ls:copy.start].strip() else ""
+        indent = text[ls : copy.start] if not text[ls : copy.start].strip() else ""
         return ls, le, f"{indent}# envqa: tests run in place from /tests (was: {was})"
     return copy.start, copy.end, ":"
 
@@ -252,6 +298,6 @@ def _tidy(text: str) -> str:
     for line in text.split("\n"):
         parts = line.split(" && cd /tests && ", 1)
         if len(parts) == 2 and parts[0].strip().startswith("cd ") and len(parts[0].split()) == 2:
-            line = line[:len(line) - len(line.lstrip())] + "cd /tests && " + parts[1]
+            line = line[: len(line) - len(line.lstrip())] + "cd /tests && " + parts[1]
         out.append(line)
     return "\n".join(out)

@@ -34,8 +34,10 @@ class Instruction:
 
 
 def instructions(text: str) -> list[Instruction]:
-    return [Instruction(start=s.start, end=s.end, keyword=s.keyword, args=s.resolved or s.value, span=s)
-            for s in instruction_spans(text)]
+    return [
+        Instruction(start=s.start, end=s.end, keyword=s.keyword, args=s.resolved or s.value, span=s)
+        for s in instruction_spans(text)
+    ]
 
 
 def remove(path: Path, drop: list[Instruction], note: str) -> None:

@@ -48,8 +48,10 @@ def _plan(ctx: FixContext, findings: list[Finding]):
             if not parts:
                 continue
             for src in parts[0]:
-                if copy_target(parts[1], src, workdir_before(instrs, i), env.build_context) == path \
-                        and (env.build_context / src).is_file():
+                if (
+                    copy_target(parts[1], src, workdir_before(instrs, i), env.build_context) == path
+                    and (env.build_context / src).is_file()
+                ):
                     hit = (path, i, env.build_context / src)
         if hit:
             plan.append(hit)
@@ -61,8 +63,9 @@ def _plan(ctx: FixContext, findings: list[Finding]):
 def _only_touches(script: str, path: str) -> bool:
     """A RUN whose every command is a chmod/chown of `path` (its flags and mode aside): it goes with the COPY."""
     cmds = parse_script(script)
-    return bool(cmds) and all(c.name in ("chmod", "chown") and [w for w in c.words[1:] if not w.startswith("-")][-1:]
-                              == [path] for c in cmds)
+    return bool(cmds) and all(
+        c.name in ("chmod", "chown") and [w for w in c.words[1:] if not w.startswith("-")][-1:] == [path] for c in cmds
+    )
 
 
 def precondition(ctx: FixContext, findings: list[Finding]) -> str | None:
@@ -76,9 +79,16 @@ def precondition(ctx: FixContext, findings: list[Finding]) -> str | None:
     return None
 
 
-@register_fixer("helpers", RULES, precondition=precondition,
-                expected=lambda fs: ["oracle still passes", "exploit-verifier-helper fails",
-                                     "verifier-runs-image-file stays silent"])
+@register_fixer(
+    "helpers",
+    RULES,
+    precondition=precondition,
+    expected=lambda fs: [
+        "oracle still passes",
+        "exploit-verifier-helper fails",
+        "verifier-runs-image-file stays silent",
+    ],
+)
 def fix_helpers(ctx: FixContext, findings: list[Finding]) -> str:
     env = ctx.env
     plan, _ = _plan(ctx, findings)
@@ -95,8 +105,12 @@ def fix_helpers(ctx: FixContext, findings: list[Finding]) -> str:
         shutil.move(str(source), dest)
         dest.chmod(0o755)
         text = text.replace(path, f"/tests/{name}")
-        text = re.sub(rf"(^|[\s;&|(]){re.escape(name)}\b(?!/)", lambda m: f"{m.group(1)}/tests/{name}", text,
-                      flags=re.M)
+        text = re.sub(
+            rf"(^|[\s;&|(]){re.escape(name)}\b(?!/)",
+            lambda m, name=name: f"{m.group(1)}/tests/{name}",
+            text,
+            flags=re.M,
+        )
         text = text.replace(f"/tests//tests/{name}", f"/tests/{name}")
         moved.append(f"{path} -> tests/{name}")
     script.write_text(text)

@@ -109,9 +109,12 @@ def _verifier_reads(ctx: FixContext, ins: Instruction) -> bool:
     return any(tok in text for tok in re.findall(r"/[\w./-]{4,}", ins.args))
 
 
-@register_fixer("leaks", RULES, precondition=precondition,
-                expected=lambda fs: ["oracle still passes", "nop still fails"]
-                + [f"{f.rule} stays silent" for f in fs])
+@register_fixer(
+    "leaks",
+    RULES,
+    precondition=precondition,
+    expected=lambda fs: ["oracle still passes", "nop still fails"] + [f"{f.rule} stays silent" for f in fs],
+)
 def fix_leaks(ctx: FixContext, findings: list[Finding]) -> str:
     df = _dockerfile(ctx)
     drop, _missing = _plan(ctx, findings)

@@ -31,8 +31,14 @@ def image_packages(backend, env, config) -> dict[str, str]:
     from envqa.core.sandbox import SandboxSpec
 
     tag, _built = backend.ensure_image(env)
-    spec = SandboxSpec(image=tag, network="none", memory_mb=512, pids_limit=256, labels={"envqa.probe": "pin-fixer"},
-                       output_limit_bytes=config.sandbox.output_limit_bytes)
+    spec = SandboxSpec(
+        image=tag,
+        network="none",
+        memory_mb=512,
+        pids_limit=256,
+        labels={"envqa.probe": "pin-fixer"},
+        output_limit_bytes=config.sandbox.output_limit_bytes,
+    )
     with backend.start(spec) as sandbox:
         res = sandbox.exec(["sh", "-c", "python3 -m pip freeze 2>/dev/null || pip freeze 2>/dev/null"], timeout=120)
     out = {}
@@ -99,14 +105,22 @@ def precondition(ctx: FixContext, findings: list[Finding]) -> str | None:
         lines = path.read_text(errors="replace").splitlines()
         hidden = [n for n in names if not _pin_in(list(lines), start, end, n, n)]
         if hidden:
-            return f"{', '.join(hidden)} is not written at {path.name}:{start + 1} (a variable?): nothing to pin in place"
+            return (
+                f"{', '.join(hidden)} is not written at {path.name}:{start + 1} (a variable?): nothing to pin in place"
+            )
     have = ctx.image_packages()
-    missing = sorted({n for *_span, names in targets for n in names if canonical(re.split(r"[<>=!~\[]", n)[0]) not in have})
+    missing = sorted(
+        {n for *_span, names in targets for n in names if canonical(re.split(r"[<>=!~\[]", n)[0]) not in have}
+    )
     return f"the image has no installed version of {', '.join(missing)}" if missing else None
 
 
-@register_fixer("pins", RULES, precondition=precondition,
-                expected=lambda fs: ["unpinned-python-dependency stays silent", "oracle still passes"])
+@register_fixer(
+    "pins",
+    RULES,
+    precondition=precondition,
+    expected=lambda fs: ["unpinned-python-dependency stays silent", "oracle still passes"],
+)
 def fix_pins(ctx: FixContext, findings: list[Finding]) -> str:
     have = ctx.image_packages()
     pinned = []

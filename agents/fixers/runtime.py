@@ -63,8 +63,12 @@ def install_precondition(ctx: FixContext, findings: list[Finding]) -> str | None
     return None
 
 
-@register_fixer("runtime-installs", INSTALL_RULES, precondition=install_precondition,
-                expected=lambda fs: ["verifier-installs-at-runtime stays silent", "oracle still passes"])
+@register_fixer(
+    "runtime-installs",
+    INSTALL_RULES,
+    precondition=install_precondition,
+    expected=lambda fs: ["verifier-installs-at-runtime stays silent", "oracle still passes"],
+)
 def fix_installs(ctx: FixContext, findings: list[Finding]) -> str:
     script = ctx.file("tests/test.sh")
     lines = script.read_text().splitlines()

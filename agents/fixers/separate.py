@@ -31,8 +31,8 @@ import json
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Callable
 
 from envqa.agents.fixers import MechanicalFix, actionable, mechanical_fix
 from envqa.agents.fixers.base import FixContext, render_template
@@ -44,14 +44,36 @@ from envqa.core.registry import is_registered
 # The tampering a fresh verifier container closes: the agent's writes reach it only as declared artifacts.
 # (exploit-trusted-file / verifier-trusts-agent-file: the image files the verifier was traced reading or running
 # are its own image's copies there.)
-RULES = tuple(r for r in ("exploit-reward-tamper", "exploit-workspace-conftest", "exploit-verifier-helper",
-                          "exploit-harness-plant", "exploit-trusted-file", "verifier-trusts-agent-file")
-              if is_registered(r))
+RULES = tuple(
+    r
+    for r in (
+        "exploit-reward-tamper",
+        "exploit-workspace-conftest",
+        "exploit-verifier-helper",
+        "exploit-harness-plant",
+        "exploit-trusted-file",
+        "verifier-trusts-agent-file",
+    )
+    if is_registered(r)
+)
 MODES = ("off", "fallback", "prefer")
 AUTHOR = "fixer:separate-verifier:"  # + the rules it addresses
 ABS_PATH = re.compile(r"(?<![\w.~$/-])(/(?:[\w.+-]+/?)+)")
-NOT_OUTPUTS = ("/tests", "/logs", "/solution", "/usr", "/bin", "/sbin", "/lib", "/etc", "/dev", "/proc", "/sys",
-               "/opt/envqa", "/installed-agent")
+NOT_OUTPUTS = (
+    "/tests",
+    "/logs",
+    "/solution",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/etc",
+    "/dev",
+    "/proc",
+    "/sys",
+    "/opt/envqa",
+    "/installed-agent",
+)
 
 
 def _paths_in(text: str) -> set[str]:
@@ -68,9 +90,11 @@ def _text(path: Path) -> str:
 def _writes(script: str, path: str) -> bool:
     """The script writes `path` (a redirect, tee, sed -i, cp/mv/install to it, or open(path, "w"/"a"))."""
     p = re.escape(path)
-    return bool(re.search(rf"(>>?|\btee\s+(-a\s+)?)\s*[\"']?{p}(?![\w./-])", script)
-                or re.search(rf"^\s*(sed\s+-i|cp|mv|install|patch|touch)\b[^\n]*[\s\"']{p}[\"']?\s*$", script, re.M)
-                or re.search(rf"open\(\s*[\"']{p}[\"']\s*,\s*[\"'][wa]", script))
+    return bool(
+        re.search(rf"(>>?|\btee\s+(-a\s+)?)\s*[\"']?{p}(?![\w./-])", script)
+        or re.search(rf"^\s*(sed\s+-i|cp|mv|install|patch|touch)\b[^\n]*[\s\"']{p}[\"']?\s*$", script, re.M)
+        or re.search(rf"open\(\s*[\"']{p}[\"']\s*,\s*[\"'][wa]", script)
+    )
 
 
 def _image_files(ctx: FixContext) -> set[str]:
@@ -85,8 +109,10 @@ def _image_files(ctx: FixContext) -> set[str]:
         for src in parts[0]:
             target = copy_target(parts[1], src, workdir_before(instrs, i), env.build_context)
             if target.endswith("/") and (env.build_context / src).is_dir():
-                out |= {target + p.relative_to(env.build_context / src).as_posix()
-                        for p in (env.build_context / src).rglob("*")}
+                out |= {
+                    target + p.relative_to(env.build_context / src).as_posix()
+                    for p in (env.build_context / src).rglob("*")
+                }
             out.add(target.rstrip("/"))
     return out
 
@@ -132,8 +158,10 @@ def precondition(ctx: FixContext, findings: list[Finding]) -> str | None:
     if ctx.file("tests/Dockerfile").exists() or ctx.file("tests/_env").exists():
         return "tests/ already has a Dockerfile or _env/"
     if not artifacts(ctx):
-        return "cannot tell which of the agent's files the tests read (no path the instruction or the " \
-               "solution names, below the workdir, appears in tests/)"
+        return (
+            "cannot tell which of the agent's files the tests read (no path the instruction or the "
+            "solution names, below the workdir, appears in tests/)"
+        )
     return None
 
 
@@ -175,13 +203,13 @@ def tests_dockerfile(ctx: FixContext) -> tuple[str, list[str]]:
     instrs = instructions("\n".join(lines))
     out, copied, pos = [], [], 0
     for ins in instrs:
-        out += lines[pos:ins.start]
+        out += lines[pos : ins.start]
         pos = ins.end
         parts = ins.copy_parts()
         if parts is not None and not any(w.startswith("<<") for w in parts[0]):  # a heredoc COPY needs no context
             out.append(_copy_line(ctx, ins, copied))
         else:
-            out += lines[ins.start:ins.end]
+            out += lines[ins.start : ins.end]
     out += lines[pos:]
     return render_template("separate_tests.Dockerfile.j2", body="\n".join(out).rstrip()), copied
 
@@ -190,8 +218,11 @@ def _edit_toml(text: str, declared: list[str]) -> str:
     """Add `artifacts` (top level: before the first table) and `environment_mode` under [verifier]."""
     lines = text.splitlines()
     first_table = next((i for i, ln in enumerate(lines) if re.match(r"^\s*\[", ln)), len(lines))
-    block = ["# envqa separate fixer: the agent's outputs the tests read, handed to the separate verifier",
-             f"artifacts = {json.dumps(declared)}", ""]
+    block = [
+        "# envqa separate fixer: the agent's outputs the tests read, handed to the separate verifier",
+        f"artifacts = {json.dumps(declared)}",
+        "",
+    ]
     lines[first_table:first_table] = block
     header = next((i for i, ln in enumerate(lines) if re.match(r"^\s*\[verifier\]\s*(#.*)?$", ln)), None)
     if header is None:
@@ -208,17 +239,23 @@ def convert(ctx: FixContext, findings: list[Finding], test_sh_kept: bool = True)
     ctx.file("tests/Dockerfile").write_text(dockerfile)
     toml = ctx.file("task.toml")
     toml.write_text(_edit_toml(toml.read_text(), declared))
-    why = (f"the verifier runs in its own container (environment_mode = \"separate\"), built from tests/Dockerfile "
-           f"(environment/Dockerfile's base and setup, tests baked in); it receives only the declared artifacts "
-           f"{', '.join(declared)}, so {', '.join(sorted({f.rule for f in findings}))} cannot reach it"
-           + ("; test.sh is unchanged" if test_sh_kept else ""))
+    why = (
+        f'the verifier runs in its own container (environment_mode = "separate"), built from tests/Dockerfile '
+        f"(environment/Dockerfile's base and setup, tests baked in); it receives only the declared artifacts "
+        f"{', '.join(declared)}, so {', '.join(sorted({f.rule for f in findings}))} cannot reach it"
+        + ("; test.sh is unchanged" if test_sh_kept else "")
+    )
     if copied:
         why += f"; build-context files copied to tests/_env/: {', '.join(sorted(set(copied)))}"
     return why
 
 
-def separate_fix(version_dir: Path, findings: list[Finding], workdir: Path | None = None,
-                 image_packages: Callable[[], dict[str, str]] | None = None) -> MechanicalFix | None:
+def separate_fix(
+    version_dir: Path,
+    findings: list[Finding],
+    workdir: Path | None = None,
+    image_packages: Callable[[], dict[str, str]] | None = None,
+) -> MechanicalFix | None:
     """The conversion on a scratch copy, plus the in-place families for the version's other findings.
     None when no finding is one it addresses; `fixed_dir` None (and `declined` filled) when it declines."""
     todo = actionable(findings)
@@ -246,8 +283,9 @@ def separate_fix(version_dir: Path, findings: list[Finding], workdir: Path | Non
         why_not = precondition(ctx, mine)
     if why_not:
         shutil.rmtree(scratch, ignore_errors=True)
-        return MechanicalFix(fixed_dir=None, declined={f.rule: why_not for f in mine},
-                             needs_model=sorted({f.rule for f in todo}))
+        return MechanicalFix(
+            fixed_dir=None, declined={f.rule: why_not for f in mine}, needs_model=sorted({f.rule for f in todo})
+        )
     out.rationale.insert(0, convert(ctx, mine, test_sh_kept=_text(ctx.file("tests/test.sh")) == test_sh))
     out.addressed = sorted({f.rule for f in mine}) + out.addressed
     expected = ["oracle still passes", "nop still fails"] + [f"{r} fails" for r in sorted({f.rule for f in mine})]
@@ -261,8 +299,13 @@ def discard(fix: MechanicalFix | None) -> None:
         shutil.rmtree(fix.fixed_dir.parent, ignore_errors=True)
 
 
-def choose_fix(mode: str, version_dir: Path, findings: list[Finding], workdir: Path | None = None,
-               image_packages: Callable[[], dict[str, str]] | None = None) -> tuple[MechanicalFix, str]:
+def choose_fix(
+    mode: str,
+    version_dir: Path,
+    findings: list[Finding],
+    workdir: Path | None = None,
+    image_packages: Callable[[], dict[str, str]] | None = None,
+) -> tuple[MechanicalFix, str]:
     """The first mechanical proposal for a version: (the fix, its author). "prefer": the separate conversion
     when it applies; "fallback": it when the in-place fixers leave one of its rules unaddressed."""
     if mode == "prefer":
@@ -281,8 +324,9 @@ def choose_fix(mode: str, version_dir: Path, findings: list[Finding], workdir: P
     return fix, "fixer:"
 
 
-def separate_after_gate(mode: str, previous, version_dir: Path, findings: list[Finding],
-                        workdir: Path | None = None) -> MechanicalFix | None:
+def separate_after_gate(
+    mode: str, previous, version_dir: Path, findings: list[Finding], workdir: Path | None = None
+) -> MechanicalFix | None:
     """After an in-place fixers' proposal failed the gate: the conversion, when it applies (else None)."""
     if mode == "off" or not previous.author.startswith("fixer:") or previous.author.startswith(AUTHOR):
         return None

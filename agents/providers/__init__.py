@@ -5,10 +5,10 @@
 
 from __future__ import annotations
 
-from envqa.core.model_client import Completion, Message, ModelClient, ToolCall, ToolDef, Usage
 from envqa.agents.providers.pricing import Spend, check_budget, cost_usd, price_for
 from envqa.agents.providers.spec import ModelSpec, api_key_for, base_url_for, endpoint_for
 from envqa.core.config import QAConfig
+from envqa.core.model_client import Completion, Message, ModelClient, ToolCall, ToolDef, Usage
 
 
 def create_client(spec_text: str, config: QAConfig) -> ModelClient:
@@ -16,8 +16,14 @@ def create_client(spec_text: str, config: QAConfig) -> ModelClient:
     spec = ModelSpec.parse(spec_text)
     endpoint = endpoint_for(spec, config)
     key = api_key_for(spec, endpoint)
-    args = dict(spec=spec.spec, model=spec.model, endpoint=endpoint, api_key=key,
-                base_url=base_url_for(endpoint), price=price_for(spec.spec, config))
+    args = dict(
+        spec=spec.spec,
+        model=spec.model,
+        endpoint=endpoint,
+        api_key=key,
+        base_url=base_url_for(endpoint),
+        price=price_for(spec.spec, config),
+    )
     if endpoint.kind == "anthropic":
         from envqa.agents.providers.anthropic_client import AnthropicClient
 
@@ -37,5 +43,18 @@ def secret_values(config: QAConfig) -> list[str]:
     return [v for n in sorted(names) if (v := os.environ.get(n)) and len(v) >= 6]
 
 
-__all__ = ["Completion", "Message", "ModelClient", "ModelSpec", "Spend", "ToolCall", "ToolDef", "Usage",
-           "check_budget", "cost_usd", "create_client", "price_for", "secret_values"]
+__all__ = [
+    "Completion",
+    "Message",
+    "ModelClient",
+    "ModelSpec",
+    "Spend",
+    "ToolCall",
+    "ToolDef",
+    "Usage",
+    "check_budget",
+    "cost_usd",
+    "create_client",
+    "price_for",
+    "secret_values",
+]

@@ -8,7 +8,8 @@ model's queue. 5xx and connection errors get a few quick retries with exponentia
 from __future__ import annotations
 
 import time
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 import structlog
 
@@ -19,8 +20,9 @@ T = TypeVar("T")
 log = structlog.get_logger(__name__)
 
 
-def call_with_retries(fn: Callable[[], T], *, model: str, key_env: str | None, retries: int,
-                      backoff_sec: float = 0.5) -> T:
+def call_with_retries(
+    fn: Callable[[], T], *, model: str, key_env: str | None, retries: int, backoff_sec: float = 0.5
+) -> T:
     attempt = 0
     while True:
         try:
@@ -31,8 +33,7 @@ def call_with_retries(fn: Callable[[], T], *, model: str, key_env: str | None, r
             err = classify(exc, model, key_env)
             if type(err) is not TransientProviderError or attempt >= retries:
                 raise err from None
-            delay = min(backoff_sec * 2 ** attempt, 8.0)
-            log.warning("provider.retry", model=model, error_class=err.error_class, attempt=attempt + 1,
-                        delay=delay)
+            delay = min(backoff_sec * 2**attempt, 8.0)
+            log.warning("provider.retry", model=model, error_class=err.error_class, attempt=attempt + 1, delay=delay)
             time.sleep(delay)
             attempt += 1

@@ -7,34 +7,47 @@ from typing import Any
 import anthropic
 
 from envqa.agents.providers._retry import call_with_retries
-from envqa.core.model_client import Completion, Message, ToolCall, ToolDef, Usage
 from envqa.agents.providers.pricing import cost_usd
 from envqa.core.config import Price, ProviderEndpoint
+from envqa.core.model_client import Completion, Message, ToolCall, ToolDef, Usage
 
 
 class AnthropicClient:
-    def __init__(self, spec: str, model: str, endpoint: ProviderEndpoint, api_key: str, base_url: str | None,
-                 price: Price | None):
+    def __init__(
+        self, spec: str, model: str, endpoint: ProviderEndpoint, api_key: str, base_url: str | None, price: Price | None
+    ):
         self.spec, self.model, self.endpoint, self.price = spec, model, endpoint, price
-        self._sdk = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0,
-                                        timeout=endpoint.timeout_sec)
+        self._sdk = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=endpoint.timeout_sec)
 
-    def complete(self, system: str, messages: list[Message], tools: list[ToolDef] | None = None, *,
-                 tool_choice: str | None = None, max_tokens: int = 4096,
-                 temperature: float | None = None) -> Completion:
-        kwargs: dict[str, Any] = dict(model=self.model, system=system, messages=to_anthropic(messages),
-                                      max_tokens=max_tokens)
+    def complete(
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[ToolDef] | None = None,
+        *,
+        tool_choice: str | None = None,
+        max_tokens: int = 4096,
+        temperature: float | None = None,
+    ) -> Completion:
+        kwargs: dict[str, Any] = dict(
+            model=self.model, system=system, messages=to_anthropic(messages), max_tokens=max_tokens
+        )
         if tools:
-            kwargs["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
-                               for t in tools]
+            kwargs["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools
+            ]
             if tool_choice == "required":
                 kwargs["tool_choice"] = {"type": "any"}
             elif tool_choice:
                 kwargs["tool_choice"] = {"type": "tool", "name": tool_choice}
         if temperature is not None:
             kwargs["temperature"] = temperature
-        resp = call_with_retries(lambda: self._sdk.messages.create(**kwargs), model=self.spec,
-                                 key_env=self.endpoint.api_key_env, retries=self.endpoint.transient_retries)
+        resp = call_with_retries(
+            lambda: self._sdk.messages.create(**kwargs),
+            model=self.spec,
+            key_env=self.endpoint.api_key_env,
+            retries=self.endpoint.transient_retries,
+        )
         text, calls = [], []
         for block in resp.content:
             if block.type == "text":
@@ -44,11 +57,19 @@ class AnthropicClient:
                 err = None if isinstance(block.input, dict) else "tool input is not a JSON object"
                 calls.append(ToolCall(id=block.id, name=block.name, arguments=args, arguments_error=err))
         u = resp.usage
-        usage = Usage(input_tokens=(u.input_tokens or 0) + (getattr(u, "cache_read_input_tokens", 0) or 0),
-                      output_tokens=u.output_tokens or 0,
-                      cached_input_tokens=getattr(u, "cache_read_input_tokens", 0) or 0)
-        return Completion(text="".join(text), tool_calls=calls, stop_reason=resp.stop_reason, usage=usage,
-                          cost_usd=cost_usd(usage, self.price), model=self.spec)
+        usage = Usage(
+            input_tokens=(u.input_tokens or 0) + (getattr(u, "cache_read_input_tokens", 0) or 0),
+            output_tokens=u.output_tokens or 0,
+            cached_input_tokens=getattr(u, "cache_read_input_tokens", 0) or 0,
+        )
+        return Completion(
+            text="".join(text),
+            tool_calls=calls,
+            stop_reason=resp.stop_reason,
+            usage=usage,
+            cost_usd=cost_usd(usage, self.price),
+            model=self.spec,
+        )
 
 
 def to_anthropic(messages: list[Message]) -> list[dict]:

@@ -7,15 +7,24 @@ ones (auth, context too long, invalid request) fail the trial or the run. Messag
 
 from __future__ import annotations
 
-import anthropic
-import openai
+from envqa.core.errors import (
+    ContextTooLong,
+    InvalidRequest,
+    ProviderAuthError,
+    ProviderError,
+    ProviderOverloaded,
+    RateLimited,
+    TransientProviderError,
+)
 
-from envqa.core.errors import (ContextTooLong, InvalidRequest, ProviderAuthError, ProviderError, ProviderOverloaded,
-                          RateLimited, TransientProviderError)
-
-_CONTEXT_MARKERS = ("prompt is too long", "context_length_exceeded", "maximum context length",
-                    "context window", "too many tokens",
-                    "context size")  # llama.cpp: "the request exceeds the available context size" (HTTP 400)
+_CONTEXT_MARKERS = (
+    "prompt is too long",
+    "context_length_exceeded",
+    "maximum context length",
+    "context window",
+    "too many tokens",
+    "context size",
+)  # llama.cpp: "the request exceeds the available context size" (HTTP 400)
 
 
 class MalformedOutput(ProviderError):
@@ -45,28 +54,40 @@ def retry_after_seconds(headers) -> float | None:
 
 
 def classify(exc: Exception, model: str, key_env: str | None) -> ProviderError:
-    """One SDK exception -> the envqa error that says what to do about it."""
+    """One SDK exception -> the envqa error that says what to do about it. The SDKs are imported here, not at the
+    top: a worker or a `qa` that never calls a model would pay ~2 s of CPU for them at every start, and a
+    process that has an SDK exception in hand has already imported its SDK."""
+    import anthropic
+    import openai
+
     status_error = (anthropic.APIStatusError, openai.APIStatusError)
     if isinstance(exc, (anthropic.APITimeoutError, openai.APITimeoutError)):
         return TransientProviderError(f"{model}: request timed out", "provider_timeout", model)
     if isinstance(exc, (anthropic.APIConnectionError, openai.APIConnectionError)):
-        return TransientProviderError(f"{model}: cannot reach the provider ({type(exc).__name__})",
-                                      "provider_unreachable", model)
+        return TransientProviderError(
+            f"{model}: cannot reach the provider ({type(exc).__name__})", "provider_unreachable", model
+        )
     if not isinstance(exc, status_error):
         return TransientProviderError(f"{model}: {type(exc).__name__}: {exc}", "provider_error", model)
     status = exc.status_code
     detail = _detail(exc)
     if status in (401, 403):
         where = f"the key in {key_env}" if key_env else "the request"
-        return ProviderAuthError(f"{model}: the provider rejected {where} (HTTP {status}: {detail}); "
-                                 f"set a valid key in {key_env or 'the provider config'}", "auth", model)
+        return ProviderAuthError(
+            f"{model}: the provider rejected {where} (HTTP {status}: {detail}); "
+            f"set a valid key in {key_env or 'the provider config'}",
+            "auth",
+            model,
+        )
     if status == 429:
         wait = retry_after_seconds(exc.response.headers)
-        return RateLimited(f"{model}: rate limited (HTTP 429), retry after {f'{wait:g}' if wait is not None else '?'}s",
-                           wait, model)
+        return RateLimited(
+            f"{model}: rate limited (HTTP 429), retry after {f'{wait:g}' if wait is not None else '?'}s", wait, model
+        )
     if status == 529 or "overloaded" in detail.lower():
-        return ProviderOverloaded(f"{model}: provider overloaded (HTTP {status})",
-                                  retry_after_seconds(exc.response.headers), model)
+        return ProviderOverloaded(
+            f"{model}: provider overloaded (HTTP {status})", retry_after_seconds(exc.response.headers), model
+        )
     if status in (400, 413, 422) and any(m in detail.lower() for m in _CONTEXT_MARKERS):
         return ContextTooLong(f"{model}: context too long: {detail}", "context_too_long", model)
     if status == 413:

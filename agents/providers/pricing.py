@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from envqa.core.model_client import Usage
 from envqa.core.config import BudgetSettings, Price, QAConfig, default_prices
+from envqa.core.model_client import Usage
 
 
 def price_for(spec: str, config: QAConfig) -> Price | None:
@@ -21,8 +21,11 @@ def cost_usd(usage: Usage, price: Price | None) -> float:
         return 0.0
     cached_rate = price.cached_input_per_mtok if price.cached_input_per_mtok is not None else price.input_per_mtok
     uncached = max(usage.input_tokens - usage.cached_input_tokens, 0)
-    return (uncached * price.input_per_mtok + usage.cached_input_tokens * cached_rate
-            + usage.output_tokens * price.output_per_mtok) / 1_000_000
+    return (
+        uncached * price.input_per_mtok
+        + usage.cached_input_tokens * cached_rate
+        + usage.output_tokens * price.output_per_mtok
+    ) / 1_000_000
 
 
 class Spend(BaseModel):
@@ -47,11 +50,15 @@ class Spend(BaseModel):
         self.cost_usd += cost
         self.priced = self.priced and priced
 
-    def __add__(self, other: "Spend") -> "Spend":
-        return Spend(calls=self.calls + other.calls, input_tokens=self.input_tokens + other.input_tokens,
-                     output_tokens=self.output_tokens + other.output_tokens,
-                     cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
-                     cost_usd=self.cost_usd + other.cost_usd, priced=self.priced and other.priced)
+    def __add__(self, other: Spend) -> Spend:
+        return Spend(
+            calls=self.calls + other.calls,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+            priced=self.priced and other.priced,
+        )
 
 
 class BudgetCheck(BaseModel):

@@ -18,7 +18,6 @@ from pydantic import BaseModel
 from envqa.core.config import ProviderEndpoint, QAConfig, default_providers
 from envqa.core.errors import InputError, ProviderAuthError
 
-
 INLINE_PROVIDER = "openai-compatible"
 _INLINE = re.compile(r"^(?P<name>[^@]+)@(?P<url>https?://\S+)$")
 
@@ -33,12 +32,15 @@ class ModelSpec(BaseModel):
         return f"{self.provider}/{self.model}" + (f"@{self.base_url}" if self.base_url else "")
 
     @classmethod
-    def parse(cls, text: str, source: str = "--model") -> "ModelSpec":
+    def parse(cls, text: str, source: str = "--model") -> ModelSpec:
         provider, sep, model = text.strip().partition("/")
         if not sep or not provider or not model:
-            raise InputError(source, f"model {text!r} is not of the form provider/model "
-                                     "(e.g. anthropic/claude-sonnet-4-5, openai/gpt-5, "
-                                     "openai-compatible/NAME@http://127.0.0.1:8000/v1)")
+            raise InputError(
+                source,
+                f"model {text!r} is not of the form provider/model "
+                "(e.g. anthropic/claude-sonnet-4-5, openai/gpt-5, "
+                "openai-compatible/NAME@http://127.0.0.1:8000/v1)",
+            )
         m = _INLINE.match(model) if provider == INLINE_PROVIDER else None
         if m is not None:
             return cls(provider=provider, model=m["name"], base_url=m["url"])
@@ -52,14 +54,22 @@ def endpoint_for(spec: ModelSpec, config: QAConfig) -> ProviderEndpoint:
     endpoint = config.providers.get(spec.provider) or default_providers().get(spec.provider)
     if endpoint is None:
         known = sorted(set(config.providers) | set(default_providers()))
-        hint = (f"use {INLINE_PROVIDER}/NAME@URL, e.g. {INLINE_PROVIDER}/qwen@http://127.0.0.1:8000/v1"
-                if spec.provider == INLINE_PROVIDER else
-                f"add [providers.{spec.provider}] with kind and base_url")
-        raise InputError("qa.toml", f"unknown provider {spec.provider!r} in model {spec.spec!r}; known: "
-                                    f"{', '.join(known)} ({hint})", "providers")
+        hint = (
+            f"use {INLINE_PROVIDER}/NAME@URL, e.g. {INLINE_PROVIDER}/qwen@http://127.0.0.1:8000/v1"
+            if spec.provider == INLINE_PROVIDER
+            else f"add [providers.{spec.provider}] with kind and base_url"
+        )
+        raise InputError(
+            "qa.toml",
+            f"unknown provider {spec.provider!r} in model {spec.spec!r}; known: {', '.join(known)} ({hint})",
+            "providers",
+        )
     if endpoint.kind == "openai-compatible" and not (endpoint.base_url or _env(endpoint.base_url_env)):
-        raise InputError("qa.toml", f"provider {spec.provider!r} is openai-compatible and needs base_url",
-                         f"providers.{spec.provider}.base_url")
+        raise InputError(
+            "qa.toml",
+            f"provider {spec.provider!r} is openai-compatible and needs base_url",
+            f"providers.{spec.provider}.base_url",
+        )
     return endpoint
 
 
@@ -74,8 +84,9 @@ def api_key_for(spec: ModelSpec, endpoint: ProviderEndpoint) -> str:
         return "not-needed"  # local OpenAI-compatible servers (vLLM, Ollama) usually take any key
     key = _env(endpoint.api_key_env)
     if not key:
-        raise ProviderAuthError(f"{spec.spec}: no API key: set the environment variable {endpoint.api_key_env}",
-                                "auth", spec.spec)
+        raise ProviderAuthError(
+            f"{spec.spec}: no API key: set the environment variable {endpoint.api_key_env}", "auth", spec.spec
+        )
     return key
 
 

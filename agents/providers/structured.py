@@ -14,11 +14,11 @@ from typing import TypeVar
 import structlog
 from pydantic import BaseModel, Field, ValidationError
 
-from envqa.core.model_client import Message, ModelClient, ToolDef
+from envqa.agents.providers import create_client
 from envqa.agents.providers.errors import MalformedOutput
 from envqa.agents.providers.pricing import Spend
 from envqa.core.config import QAConfig
-from envqa.agents.providers import create_client
+from envqa.core.model_client import Message, ModelClient, ToolDef
 from envqa.prompts.render import render
 
 log = structlog.get_logger(__name__)
@@ -37,12 +37,23 @@ class StructuredResult(BaseModel):
     call_id: str | None = None
 
 
-def structured_call(client: ModelClient, system: str, prompt: str, schema: type[M], *, retries: int = 2,
-                    max_tokens: int = 4096, prior: list[Message] | None = None) -> tuple[M, StructuredResult]:
+def structured_call(
+    client: ModelClient,
+    system: str,
+    prompt: str,
+    schema: type[M],
+    *,
+    retries: int = 2,
+    max_tokens: int = 4096,
+    prior: list[Message] | None = None,
+) -> tuple[M, StructuredResult]:
     """Ask for one `schema` object; returns (validated object, attempts and spend). With `prior` (an earlier
     transcript ending in a tool message), the conversation continues instead of starting from `prompt`."""
-    tool = ToolDef(name=ANSWER_TOOL, description=f"Submit the answer as a {schema.__name__} object.",
-                   parameters=schema.model_json_schema())
+    tool = ToolDef(
+        name=ANSWER_TOOL,
+        description=f"Submit the answer as a {schema.__name__} object.",
+        parameters=schema.model_json_schema(),
+    )
     messages = list(prior) if prior else [Message(role="user", content=prompt)]
     spend = Spend()
     last_problem, last_raw = "", ""
@@ -54,8 +65,10 @@ def structured_call(client: ModelClient, system: str, prompt: str, schema: type[
         if call is None:
             last_problem, last_raw = f"no {ANSWER_TOOL} tool call in the reply", reply.text[:2000]
             log.info("structured.invalid", model=client.spec, schema=schema.__name__, attempt=attempt, kind="no_call")
-            messages += [reply.as_message(), Message(role="user", content=_repair(
-                "no_call", last_problem, reply.text, schema, attempt, attempts))]
+            messages += [
+                reply.as_message(),
+                Message(role="user", content=_repair("no_call", last_problem, reply.text, schema, attempt, attempts)),
+            ]
             continue
         last_raw = json.dumps(call.arguments)[:2000]
         if call.arguments_error:
@@ -63,23 +76,40 @@ def structured_call(client: ModelClient, system: str, prompt: str, schema: type[
         else:
             try:
                 value = schema.model_validate(call.arguments)
-                return value, StructuredResult(value=value.model_dump(mode="json"), attempts=attempt, spend=spend,
-                                               transcript=[*messages, reply.as_message()], call_id=call.id)
+                return value, StructuredResult(
+                    value=value.model_dump(mode="json"),
+                    attempts=attempt,
+                    spend=spend,
+                    transcript=[*messages, reply.as_message()],
+                    call_id=call.id,
+                )
             except ValidationError as e:
                 kind, last_problem = "schema", _short(e)
         log.info("structured.invalid", model=client.spec, schema=schema.__name__, attempt=attempt, kind=kind)
-        messages += [reply.as_message(),
-                     Message(role="tool", tool_call_id=call.id,
-                             content=_repair(kind, last_problem, "", schema, attempt, attempts))]
-    raise MalformedOutput(f"{client.spec}: no valid {schema.__name__} after {attempts} attempts: {last_problem}",
-                          client.spec, last_raw)
+        messages += [
+            reply.as_message(),
+            Message(
+                role="tool", tool_call_id=call.id, content=_repair(kind, last_problem, "", schema, attempt, attempts)
+            ),
+        ]
+    raise MalformedOutput(
+        f"{client.spec}: no valid {schema.__name__} after {attempts} attempts: {last_problem}", client.spec, last_raw
+    )
 
 
 def _repair(kind: str, problem: str, text: str, schema: type[BaseModel], attempt: int, attempts: int) -> str:
     """The repair message (prompts/structured_repair.j2): says what was wrong with this reply."""
     excerpt = " ".join(text.split())[:200]
-    return render("structured_repair.j2", kind=kind, problem=problem, excerpt=repr(excerpt) if excerpt else "",
-                  tool=ANSWER_TOOL, schema=schema.__name__, attempt=attempt, attempts=attempts)
+    return render(
+        "structured_repair.j2",
+        kind=kind,
+        problem=problem,
+        excerpt=repr(excerpt) if excerpt else "",
+        tool=ANSWER_TOOL,
+        schema=schema.__name__,
+        attempt=attempt,
+        attempts=attempts,
+    )
 
 
 def _short(e: ValidationError) -> str:
@@ -93,8 +123,15 @@ def structured_job(args: dict, system: str, schema: type[M], max_tokens_of) -> d
     config = QAConfig.model_validate(args["config"])
     client = create_client(args["model"], config)
     prior = [Message.model_validate(m) for m in args.get("prior") or []]
-    answer, meta = structured_call(client, system, args["prompt"], schema, retries=config.solver.structured_retries,
-                                   max_tokens=max_tokens_of(config), prior=prior or None)
+    answer, meta = structured_call(
+        client,
+        system,
+        args["prompt"],
+        schema,
+        retries=config.solver.structured_retries,
+        max_tokens=max_tokens_of(config),
+        prior=prior or None,
+    )
     return {"answer": answer.model_dump(mode="json"), "spend": meta.spend.model_dump(mode="json")}
 
 

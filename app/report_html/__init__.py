@@ -12,16 +12,16 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterator
 
 import structlog
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from envqa.core.errors import InputError
 from envqa.app.report_html.data import build_view, store_extras
+from envqa.core.errors import InputError
 from envqa.core.layout import write_atomic
 from envqa.store.db import Store
 from envqa.store.postgres import store_exists
@@ -31,8 +31,9 @@ HERE = Path(__file__).parent
 
 
 def jinja_env() -> Environment:
-    return Environment(loader=FileSystemLoader(HERE), undefined=StrictUndefined,
-                       autoescape=select_autoescape(["html", "j2"]))
+    return Environment(
+        loader=FileSystemLoader(HERE), undefined=StrictUndefined, autoescape=select_autoescape(["html", "j2"])
+    )
 
 
 def script_json(value) -> str:
@@ -48,14 +49,18 @@ def pack(trace: dict) -> str:
 def render_report(report: dict, run_dir: Path, *, extras: dict | None = None, eager: bool = False) -> str:
     """The page's HTML for a report dict (no I/O besides reading the run's artifacts)."""
     view, traces = build_view(report, run_dir, extras)
-    view["generated_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    view["generated_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     view["eager"] = eager
-    return jinja_env().get_template("template.html.j2").render(
-        title=f"qa report {report.get('run_id')} — {(report.get('environment') or {}).get('name') or ''}",
-        css=(HERE / "report.css").read_text(),
-        js=(HERE / "dom.js").read_text() + (HERE / "report.js").read_text(),
-        data=script_json(view),
-        traces=script_json(traces if eager else {k: pack(v) for k, v in traces.items()}),
+    return (
+        jinja_env()
+        .get_template("template.html.j2")
+        .render(
+            title=f"qa report {report.get('run_id')} — {(report.get('environment') or {}).get('name') or ''}",
+            css=(HERE / "report.css").read_text(),
+            js=(HERE / "dom.js").read_text() + (HERE / "report.js").read_text() + (HERE / "cross_trial.js").read_text(),
+            data=script_json(view),
+            traces=script_json(traces if eager else {k: pack(v) for k, v in traces.items()}),
+        )
     )
 
 
@@ -84,8 +89,10 @@ def write_html_report(config, run_id: str, dest: Path | None = None, *, eager: b
     with report_store(config) as store:
         report = store.run_report(run_id) if store is not None else None
         if report is None:
-            raise InputError(str(report_json_path(config, run_id)),
-                             f"no report for run {run_id!r} in the store (the run has not reached a report yet)")
+            raise InputError(
+                str(report_json_path(config, run_id)),
+                f"no report for run {run_id!r} in the store (the run has not reached a report yet)",
+            )
         extras = store_extras(store, run_id)
     run_dir = Path(config.runs_dir) / run_id
     html = render_report(report, run_dir, extras=extras, eager=eager)

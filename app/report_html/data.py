@@ -28,7 +28,7 @@ def clip(text: Any, limit: int = TEXT_LIMIT) -> dict | str:
     if len(text) <= limit:
         return text
     head = int(limit * 0.6)
-    return {"head": text[:head], "tail": text[-(limit - head):], "size": len(text)}
+    return {"head": text[:head], "tail": text[-(limit - head) :], "size": len(text)}
 
 
 def _read_json(path: Path) -> Any:
@@ -51,15 +51,22 @@ def atif_steps(trajectory: dict) -> list[dict]:
     steps = []
     for raw in trajectory.get("steps") or []:
         obs = (raw.get("observation") or {}).get("results") or []
-        steps.append({
-            "step_id": raw.get("step_id"), "source": raw.get("source"), "timestamp": raw.get("timestamp"),
-            "message": clip(raw.get("message") or ""),
-            "tool_calls": [{"id": c.get("tool_call_id"), "name": c.get("function_name"),
-                            "arguments": clip(c.get("arguments"))} for c in raw.get("tool_calls") or []],
-            "observations": [{"call_id": o.get("source_call_id"), "content": clip(o.get("content") or "")}
-                             for o in obs],
-            "metrics": raw.get("metrics"),
-        })
+        steps.append(
+            {
+                "step_id": raw.get("step_id"),
+                "source": raw.get("source"),
+                "timestamp": raw.get("timestamp"),
+                "message": clip(raw.get("message") or ""),
+                "tool_calls": [
+                    {"id": c.get("tool_call_id"), "name": c.get("function_name"), "arguments": clip(c.get("arguments"))}
+                    for c in raw.get("tool_calls") or []
+                ],
+                "observations": [
+                    {"call_id": o.get("source_call_id"), "content": clip(o.get("content") or "")} for o in obs
+                ],
+                "metrics": raw.get("metrics"),
+            }
+        )
     return steps
 
 
@@ -82,8 +89,9 @@ def trial_trace(trial: dict, run_dir: Path, result: dict | None = None) -> dict:
                 text = path.read_text(errors="replace")
             except OSError:
                 continue
-            trace["files"].append({"name": path.relative_to(d).as_posix(), "size": path.stat().st_size,
-                                   "text": clip(text, FILE_LIMIT)})
+            trace["files"].append(
+                {"name": path.relative_to(d).as_posix(), "size": path.stat().st_size, "text": clip(text, FILE_LIMIT)}
+            )
     return trace
 
 
@@ -105,9 +113,13 @@ def collect_trials(report: dict, results: dict[str, dict] | None = None) -> list
             if isinstance(t, str):
                 ids_by_version[t] = v.get("version")
     for tid, t in seen.items():
-        t["version"] = (t.get("version") or t.get("env_version") or ids_by_version.get(tid)
-                        or (results.get(tid) or {}).get("env_version")
-                        or (report.get("environment") or {}).get("version"))
+        t["version"] = (
+            t.get("version")
+            or t.get("env_version")
+            or ids_by_version.get(tid)
+            or (results.get(tid) or {}).get("env_version")
+            or (report.get("environment") or {}).get("version")
+        )
     return list(seen.values())
 
 
@@ -138,8 +150,14 @@ def spend_rows(versions: list[dict], report: dict, proposals: list[dict]) -> lis
             rows.append({"role": "solver", "model": model, "version": v["short"], **(m.get("spend") or {})})
     for p in proposals:
         if isinstance(p.get("spend"), dict) and p["spend"]:
-            rows.append({"role": "reviser", "model": str(p.get("author") or "").removeprefix("model:"),
-                         "version": (p.get("candidate_version") or p.get("parent_version") or "")[:12], **p["spend"]})
+            rows.append(
+                {
+                    "role": "reviser",
+                    "model": str(p.get("author") or "").removeprefix("model:"),
+                    "version": (p.get("candidate_version") or p.get("parent_version") or "")[:12],
+                    **p["spend"],
+                }
+            )
     extra = report.get("spend")
     if isinstance(extra, list):
         rows += [r for r in extra if isinstance(r, dict)]
@@ -155,9 +173,11 @@ def spend_rows(versions: list[dict], report: dict, proposals: list[dict]) -> lis
 def store_extras(store, run_id: str) -> dict:
     """From the store, besides the report: proposals (with gate results) and labels for reports that do not
     carry them, and every trial's result (its error message and timings for the trace, its version)."""
-    return {"proposals": [p.model_dump(mode="json") for p in store.proposals_for_run(run_id)],
-            "labels": {k: v.public() for k, v in store.labels_for_run(run_id).items()},
-            "results": {t.trial_id: t.model_dump(mode="json") for t in store.trials_for_run(run_id)}}
+    return {
+        "proposals": [p.model_dump(mode="json") for p in store.proposals_for_run(run_id)],
+        "labels": {k: v.public() for k, v in store.labels_for_run(run_id).items()},
+        "results": {t.trial_id: t.model_dump(mode="json") for t in store.trials_for_run(run_id)},
+    }
 
 
 def merge_proposals(report: dict, stored: list[dict]) -> list[dict]:
@@ -165,14 +185,23 @@ def merge_proposals(report: dict, stored: list[dict]) -> list[dict]:
     approval (its diff and gate come with the checkpoint's payload)."""
     by_id = {p.get("proposal_id"): p for p in stored}
     listed = report.get("proposals") or stored
-    proposals = [{**by_id.get(p.get("proposal_id"), {}), **{k: v for k, v in p.items() if v is not None}}
-                 for p in listed if isinstance(p, dict)]
+    proposals = [
+        {**by_id.get(p.get("proposal_id"), {}), **{k: v for k, v in p.items() if v is not None}}
+        for p in listed
+        if isinstance(p, dict)
+    ]
     pending = report.get("awaiting_approval")
     if isinstance(pending, dict) and isinstance(pending.get("proposal"), dict):
         p = pending["proposal"]
         proposals = [q for q in proposals if q.get("proposal_id") != p.get("proposal_id")]
-        proposals.append({**p, "diff": pending.get("diff") or p.get("diff"), "gate": pending.get("gate") or p.get("gate"),
-                          "status": "awaiting approval"})
+        proposals.append(
+            {
+                **p,
+                "diff": pending.get("diff") or p.get("diff"),
+                "gate": pending.get("gate") or p.get("gate"),
+                "status": "awaiting approval",
+            }
+        )
     return proposals
 
 
@@ -201,23 +230,49 @@ def build_view(report: dict, run_dir: Path, extras: dict | None = None) -> tuple
         p = by_candidate.get(v.get("version"))
         if p:
             v.setdefault("gate", p.get("gate"))
-            v.setdefault("proposal", {k: p.get(k) for k in ("proposal_id", "status", "rationale", "addresses",
-                                                            "expected_effect", "attempt", "author",
-                                                            "spec_check")})
+            v.setdefault(
+                "proposal",
+                {
+                    k: p.get(k)
+                    for k in (
+                        "proposal_id",
+                        "status",
+                        "rationale",
+                        "addresses",
+                        "expected_effect",
+                        "attempt",
+                        "author",
+                        "spec_check",
+                    )
+                },
+            )
             v["patch"] = v.get("patch") or p.get("diff")
     adopted = {v.get("version") for v in versions}
     env = report.get("environment") or {}
     sweep = report.get("sweep") or next((v["sweep"] for v in reversed(versions) if v.get("sweep")), None)
     view = {
-        "run_id": report.get("run_id"), "environment": env, "verdict": report.get("verdict"),
-        "stop_reason": report.get("stop_reason"), "iterations": report.get("iterations"),
-        "schema_version": report.get("schema_version"), "band": (sweep or {}).get("band"),
-        "versions": versions, "trials": trials, "incomplete": report.get("incomplete") or [],
-        "coverage": report.get("coverage"), "notifications": report.get("notifications") or [],
+        "run_id": report.get("run_id"),
+        "environment": env,
+        "verdict": report.get("verdict"),
+        "stop_reason": report.get("stop_reason"),
+        "iterations": report.get("iterations"),
+        "schema_version": report.get("schema_version"),
+        "band": (sweep or {}).get("band"),
+        "versions": versions,
+        "trials": trials,
+        "incomplete": report.get("incomplete") or [],
+        "coverage": report.get("coverage"),
+        "notifications": report.get("notifications") or [],
         "other_proposals": [p for p in proposals if p.get("candidate_version") not in adopted],
-        "spend": spend_rows(versions, report, proposals), "budget_stop": (sweep or {}).get("budget_stop"),
-        "awaiting_approval": bool(report.get("awaiting_approval")), "in_band": report.get("in_band"),
+        "spend": spend_rows(versions, report, proposals),
+        "budget_stop": (sweep or {}).get("budget_stop"),
+        "awaiting_approval": bool(report.get("awaiting_approval")),
+        "in_band": report.get("in_band"),
         "inconclusive": report.get("inconclusive") or [],
+        # issue 33: pass@1 per agent/model (qa's and imported), the per-test table, what was imported
+        "cross_trial": {**(report.get("cross_trial") or {}), "models": (sweep or {}).get("models") or {}}
+        if report.get("cross_trial")
+        else None,
         "label_colors": dict(LABEL_COLORS),  # the label registry's swatches (report.js reads them)
     }
     return view, traces

@@ -132,6 +132,12 @@
           p.approved_by ? " by " + p.approved_by : "", p.addresses.length ? " · addresses " + p.addresses.join(", ") : ""),
         p.diff ? h("details", null, h("summary", null, "diff"), h("pre", { class: "diff" }, p.diff)) : null));
     }
+    const agents = Object.entries(t.agents || {});  // issue 33: pass@1 per agent/model (qa's and imported)
+    if (agents.length) {
+      box.append(h("table", { class: "agents" }, h("tr", null, ["agent/model", "passes/n", "pass@1", "95% CI", "source"].map((c) => h("th", null, c))),
+        agents.map(([m, r]) => h("tr", null, h("td", { class: "id" }, m), h("td", { class: "num" }, `${r.passes}/${r.n}`),
+          h("td", { class: "num" }, fmt(r.pass_at_1)), h("td", { class: "num" }, `[${fmt(r.ci_low)}, ${fmt(r.ci_high)}]`), h("td", null, r.source)))));
+    }
     if (t.link) box.append(h("p", null, h("a", { href: t.link }, "the task's own report")));
     return box;
   }

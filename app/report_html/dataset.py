@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from envqa.app.dataset_models import DatasetReport, TaskRow, dataset_exit_code, summarize
@@ -20,7 +20,6 @@ from envqa.app.report_html import HERE, jinja_env, script_json
 from envqa.core.config import QAConfig
 from envqa.core.errors import InputError
 from envqa.core.layout import write_atomic
-
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -49,21 +48,34 @@ def task_link(row: TaskRow, page: Path, runs_dir: Path) -> str | None:
 
 def row_view(row: TaskRow, page: Path, runs_dir: Path) -> dict:
     top = top_finding(row)
-    return {**row.model_dump(mode="json"), "link": task_link(row, page, runs_dir),
-            "top": top.model_dump(mode="json") if top else None, "proposal_state": proposal_state(row),
-            "rules": sorted({f.rule for f in row.findings}),
-            "open_rules": sorted({f.rule for f in row.findings if not f.summary.startswith(FIXED)})}
+    return {
+        **row.model_dump(mode="json"),
+        "link": task_link(row, page, runs_dir),
+        "top": top.model_dump(mode="json") if top else None,
+        "proposal_state": proposal_state(row),
+        "rules": sorted({f.rule for f in row.findings}),
+        "open_rules": sorted({f.rule for f in row.findings if not f.summary.startswith(FIXED)}),
+    }
 
 
 def render_dataset_report(report: DatasetReport, page: Path, runs_dir: Path) -> str:
     """The page's HTML (no I/O besides checking which run reports exist)."""
-    view = {**report.model_dump(mode="json", exclude={"tasks"}),
-            "tasks": [row_view(r, page, runs_dir) for r in report.tasks],
-            "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "fixed_prefix": FIXED}
-    return jinja_env().get_template("dataset.html.j2").render(
-        title=f"qa dataset {report.dataset_run_id} — {report.summary.tasks} task(s), exit {report.exit_code}",
-        css=(HERE / "report.css").read_text() + (HERE / "dataset.css").read_text(),
-        js=(HERE / "dom.js").read_text() + (HERE / "dataset.js").read_text(), data=script_json(view))
+    view = {
+        **report.model_dump(mode="json", exclude={"tasks"}),
+        "tasks": [row_view(r, page, runs_dir) for r in report.tasks],
+        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "fixed_prefix": FIXED,
+    }
+    return (
+        jinja_env()
+        .get_template("dataset.html.j2")
+        .render(
+            title=f"qa dataset {report.dataset_run_id} — {report.summary.tasks} task(s), exit {report.exit_code}",
+            css=(HERE / "report.css").read_text() + (HERE / "dataset.css").read_text(),
+            js=(HERE / "dom.js").read_text() + (HERE / "dataset.js").read_text(),
+            data=script_json(view),
+        )
+    )
 
 
 def write_dataset_report(config: QAConfig, report: DatasetReport) -> Path:
@@ -71,7 +83,6 @@ def write_dataset_report(config: QAConfig, report: DatasetReport) -> Path:
     out = dataset_report_path(config, report.dataset_run_id)
     write_atomic(out, render_dataset_report(report, out, Path(config.runs_dir)))
     return out
-
 
 
 def dataset_from_store(store, dataset_id: str) -> DatasetReport | None:
@@ -83,13 +94,26 @@ def dataset_from_store(store, dataset_id: str) -> DatasetReport | None:
     ds = store.get_dataset(dataset_id)
     if ds is None:
         return None
-    rows = [TaskRow.model_validate(t["row"]) if t.get("row") else
-            TaskRow(path=t["path"], name=t["name"], run_id=t.get("run_id"), verdict=None, exit_code=3,
-                    error=None if t.get("status") in ("pending", "running") else f"task {t.get('status')}")
-            for t in store.dataset_tasks(dataset_id)]
-    return DatasetReport(dataset_run_id=dataset_id, paths=ds.get("paths") or [], tasks=rows,
-                         summary=summarize(rows, unrun="not run yet"),
-                         exit_code=dataset_exit_code(rows) if rows else 3)
+    rows = [
+        TaskRow.model_validate(t["row"])
+        if t.get("row")
+        else TaskRow(
+            path=t["path"],
+            name=t["name"],
+            run_id=t.get("run_id"),
+            verdict=None,
+            exit_code=3,
+            error=None if t.get("status") in ("pending", "running") else f"task {t.get('status')}",
+        )
+        for t in store.dataset_tasks(dataset_id)
+    ]
+    return DatasetReport(
+        dataset_run_id=dataset_id,
+        paths=ds.get("paths") or [],
+        tasks=rows,
+        summary=summarize(rows, unrun="not run yet"),
+        exit_code=dataset_exit_code(rows) if rows else 3,
+    )
 
 
 __all__ = ["dataset_from_store", "dataset_report_path", "render_dataset_report", "write_dataset_report"]

@@ -29,10 +29,17 @@ def list_datasets(config) -> list[dict]:
         for d in store.list_datasets(LISTED) if store is not None else []:
             when = datetime.fromisoformat(d.get("report_at") or d.get("created_at"))
             counts = ", ".join(f"{n} {v}" for v, n in (d.get("by_verdict") or {}).items())
-            rows.append({"dataset_id": d["dataset_id"], "status": d.get("status") or "",
-                         "exit_code": "" if d.get("exit_code") is None else d["exit_code"],
-                         "tasks": d.get("tasks") if d.get("tasks") is not None else "", "verdicts": counts,
-                         "paths": ", ".join(d.get("paths") or []), "when": when.strftime("%Y-%m-%d %H:%M UTC")})
+            rows.append(
+                {
+                    "dataset_id": d["dataset_id"],
+                    "status": d.get("status") or "",
+                    "exit_code": "" if d.get("exit_code") is None else d["exit_code"],
+                    "tasks": d.get("tasks") if d.get("tasks") is not None else "",
+                    "verdicts": counts,
+                    "paths": ", ".join(d.get("paths") or []),
+                    "when": when.strftime("%Y-%m-%d %H:%M UTC"),
+                }
+            )
     return rows
 
 

@@ -31,11 +31,22 @@ def list_runs(config) -> list[dict]:
         for run in store.list_runs(LISTED) if store is not None else []:
             report = store.run_report(run["run_id"])
             when = store.report_time(run["run_id"]) or datetime.fromisoformat(run["created_at"])
-            row = {"run_id": run["run_id"], "has_report": report is not None, "env": run["env_name"] or "",
-                   "verdict": "running", "trials": "", "stop_reason": "", "when": when.strftime("%Y-%m-%d %H:%M UTC")}
+            row = {
+                "run_id": run["run_id"],
+                "has_report": report is not None,
+                "env": run["env_name"] or "",
+                "verdict": "running",
+                "trials": "",
+                "stop_reason": "",
+                "when": when.strftime("%Y-%m-%d %H:%M UTC"),
+            }
             if report is not None:
-                row.update(env=(report.get("environment") or {}).get("name") or "", verdict=report.get("verdict") or "",
-                           trials=len(report.get("trials") or []), stop_reason=report.get("stop_reason") or "")
+                row.update(
+                    env=(report.get("environment") or {}).get("name") or "",
+                    verdict=report.get("verdict") or "",
+                    trials=len(report.get("trials") or []),
+                    stop_reason=report.get("stop_reason") or "",
+                )
             rows.append(row)
     return rows
 
@@ -46,8 +57,9 @@ def report_routes(config) -> list[Route]:
     async def index(request: Request) -> Response:
         runs = await run_in_threadpool(list_runs, config)
         datasets = await run_in_threadpool(list_datasets, config)  # issue 25: dataset runs beside the runs
-        return HTMLResponse(jinja_env().get_template("runs.html.j2").render(runs=runs, runs_dir=str(runs_dir),
-                                                                             datasets=datasets))
+        return HTMLResponse(
+            jinja_env().get_template("runs.html.j2").render(runs=runs, runs_dir=str(runs_dir), datasets=datasets)
+        )
 
     def fresh_report(run_id: str) -> Path | None:
         with report_store(config) as store:
@@ -79,5 +91,9 @@ def report_routes(config) -> list[Route]:
             return PlainTextResponse("no such report", status_code=404)
         return JSONResponse(report)
 
-    return [Route("/", index), Route("/runs/{run_id}/report.html", report_html),
-            Route("/runs/{run_id}/report.json", report_json), *dataset_routes(config)]
+    return [
+        Route("/", index),
+        Route("/runs/{run_id}/report.html", report_html),
+        Route("/runs/{run_id}/report.json", report_json),
+        *dataset_routes(config),
+    ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+
 from envqa.app.approval_prompt import spec_conflict_lines
 
 APPROVE_ACTION = "envqa_approve"
@@ -44,8 +45,10 @@ def pass_rate_lines(sweep: dict | None) -> str:
     low, high = (sweep.get("band") or [None, None])[:2]
     lines = [f"band {_pct(low)}–{_pct(high)}"]
     for model, m in sweep["models"].items():
-        lines.append(f"• `{model}`: {m.get('passes', 0)}/{m.get('n', 0)} = {_pct(m.get('pass_at_1'))} "
-                     f"(CI {_pct(m.get('ci_low'))}–{_pct(m.get('ci_high'))}) → {m.get('band_decision') or '?'}")
+        lines.append(
+            f"• `{model}`: {m.get('passes', 0)}/{m.get('n', 0)} = {_pct(m.get('pass_at_1'))} "
+            f"(CI {_pct(m.get('ci_low'))}–{_pct(m.get('ci_high'))}) → {m.get('band_decision') or '?'}"
+        )
     return "\n".join(lines)
 
 
@@ -65,8 +68,10 @@ def gate_lines(gate: dict | None) -> str:
     if not gate:
         return "_not gated_"
     head = "*gate passed*" if gate.get("passed") else "*gate failed*"
-    checks = [f"{'✅' if c.get('passed') else '❌'} {c.get('name')}: {c.get('detail') or ''}".rstrip(": ")
-              for c in gate.get("checks") or []]
+    checks = [
+        f"{'✅' if c.get('passed') else '❌'} {c.get('name')}: {c.get('detail') or ''}".rstrip(": ")
+        for c in gate.get("checks") or []
+    ]
     return "\n".join([head, *checks])
 
 
@@ -79,7 +84,11 @@ def spec_conflict_text(proposal: dict) -> str:
 def diff_excerpt(diff: str) -> str:
     lines = diff.splitlines()
     shown = "\n".join(lines[:DIFF_EXCERPT_LINES])
-    more = f"\n… {len(lines) - DIFF_EXCERPT_LINES} more lines in the attached file" if len(lines) > DIFF_EXCERPT_LINES else ""
+    more = (
+        f"\n… {len(lines) - DIFF_EXCERPT_LINES} more lines in the attached file"
+        if len(lines) > DIFF_EXCERPT_LINES
+        else ""
+    )
     body = _cut(shown.replace("```", "`\u200b``"), SECTION_LIMIT - len(more) - 10)
     return f"```\n{body}\n```{more}"
 
@@ -91,8 +100,10 @@ def approval_message(payload: dict, report_base_url: str | None) -> dict:
     version = str(payload.get("version") or "")
     env = payload.get("env_name") or "environment"
     header = f"Revision proposed for {env}"
-    facts = (f"*Environment* `{env}` @ `{version[:12]}`   *Iteration* {payload.get('iteration', '?')}\n"
-             f"*Run* `{run_id}`   *Proposal* `{proposal_id}` by {proposal.get('author', '?')}")
+    facts = (
+        f"*Environment* `{env}` @ `{version[:12]}`   *Iteration* {payload.get('iteration', '?')}\n"
+        f"*Run* `{run_id}`   *Proposal* `{proposal_id}` by {proposal.get('author', '?')}"
+    )
     blocks: list[dict] = [
         {"type": "header", "text": {"type": "plain_text", "text": _cut(header, 150)}},
         _section(facts),
@@ -113,15 +124,31 @@ def approval_message(payload: dict, report_base_url: str | None) -> dict:
     ]
     value = button_value(run_id, proposal_id)
     buttons: list[dict] = [
-        {"type": "button", "action_id": APPROVE_ACTION, "style": "primary", "value": value,
-         "text": {"type": "plain_text", "text": "Approve"}},
-        {"type": "button", "action_id": REJECT_ACTION, "style": "danger", "value": value,
-         "text": {"type": "plain_text", "text": "Reject"}},
+        {
+            "type": "button",
+            "action_id": APPROVE_ACTION,
+            "style": "primary",
+            "value": value,
+            "text": {"type": "plain_text", "text": "Approve"},
+        },
+        {
+            "type": "button",
+            "action_id": REJECT_ACTION,
+            "style": "danger",
+            "value": value,
+            "text": {"type": "plain_text", "text": "Reject"},
+        },
     ]
     link = report_link(report_base_url, run_id)
     if link:
-        buttons.append({"type": "button", "action_id": "envqa_report", "url": link,
-                        "text": {"type": "plain_text", "text": "Open report"}})
+        buttons.append(
+            {
+                "type": "button",
+                "action_id": "envqa_report",
+                "url": link,
+                "text": {"type": "plain_text", "text": "Open report"},
+            }
+        )
     blocks.append({"type": "actions", "block_id": "envqa_decision", "elements": buttons})
     text = f"{header} (run {run_id}, proposal {proposal_id}): approve or reject in Slack or with `qa approve {run_id}`"
     return {"text": text, "blocks": blocks}
@@ -156,11 +183,15 @@ def follow_up_text(kind: str, payload: dict) -> str:
     if kind == "budget_stop":
         return f"Budget stop on run `{run_id}`: {payload.get('reason') or payload.get('stop_reason') or 'a cap was reached'}"
     if kind == "run_incomplete":
-        return f"Run `{run_id}` on `{env}` could not finish: {payload.get('reason') or payload.get('stop_reason') or 'infrastructure failure'}"
+        why = payload.get("reason") or payload.get("stop_reason") or "infrastructure failure"
+        return f"Run `{run_id}` on `{env}` could not finish: {why}"
     verdict = payload.get("verdict")
     verdict = verdict.get("verdict") if isinstance(verdict, dict) else verdict
     stop = payload.get("stop_reason")
     findings = payload.get("findings") or []
     rules = ", ".join(sorted({f.get("rule", "?") for f in findings if isinstance(f, dict)}))
-    return (f"Run `{run_id}` on `{env}` finished: *{verdict or '?'}* at version `{version}`"
-            + (f" ({stop})" if stop else "") + (f"\nopen findings: {rules}" if rules else ""))
+    return (
+        f"Run `{run_id}` on `{env}` finished: *{verdict or '?'}* at version `{version}`"
+        + (f" ({stop})" if stop else "")
+        + (f"\nopen findings: {rules}" if rules else "")
+    )

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import random
 import time
-from typing import Optional
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -92,13 +91,26 @@ class BudgetedRateLimitHandler(RetryHandler):
         super().__init__(max_retry_count=max_retry_count)
         self.deadline = deadline
 
-    def _can_retry(self, *, state: RetryState, request: HttpRequest, response: Optional[HttpResponse] = None,
-                   error: Optional[Exception] = None) -> bool:
-        return (response is not None and response.status_code == 429
-                and _retry_after(response) < self.deadline.remaining())
+    def _can_retry(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        return (
+            response is not None and response.status_code == 429 and _retry_after(response) < self.deadline.remaining()
+        )
 
-    def prepare_for_next_attempt(self, *, state: RetryState, request: HttpRequest,
-                                 response: Optional[HttpResponse] = None, error: Optional[Exception] = None) -> None:
+    def prepare_for_next_attempt(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> None:
         state.next_attempt_requested = True
         wait = _retry_after(response) + random.uniform(0, 0.2)  # type: ignore[arg-type]
         time.sleep(max(0.0, min(wait, self.deadline.remaining())))
@@ -109,12 +121,19 @@ class BudgetedServerErrorHandler(RetryHandler):
     """Any 5xx: back off exponentially (0.5 s, 1 s, 2 s, ...) while the deadline allows."""
 
     def __init__(self, deadline: Deadline, max_retry_count: int = MAX_RETRIES):
-        super().__init__(max_retry_count=max_retry_count,
-                         interval_calculator=BackoffRetryIntervalCalculator(backoff_factor=0.5))
+        super().__init__(
+            max_retry_count=max_retry_count, interval_calculator=BackoffRetryIntervalCalculator(backoff_factor=0.5)
+        )
         self.deadline = deadline
 
-    def _can_retry(self, *, state: RetryState, request: HttpRequest, response: Optional[HttpResponse] = None,
-                   error: Optional[Exception] = None) -> bool:
+    def _can_retry(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
         if response is None or response.status_code < 500:
             return False
         return self.interval_calculator.calculate_sleep_duration(state.current_attempt) < self.deadline.remaining()
@@ -122,29 +141,41 @@ class BudgetedServerErrorHandler(RetryHandler):
 
 class BudgetedConnectionErrorHandler(ConnectionErrorRetryHandler):
     def __init__(self, deadline: Deadline, max_retry_count: int = MAX_RETRIES):
-        super().__init__(max_retry_count=max_retry_count,
-                         interval_calculator=BackoffRetryIntervalCalculator(backoff_factor=0.5))
+        super().__init__(
+            max_retry_count=max_retry_count, interval_calculator=BackoffRetryIntervalCalculator(backoff_factor=0.5)
+        )
         self.deadline = deadline
 
     def _can_retry(self, **kwargs) -> bool:
         state = kwargs["state"]
-        return (super()._can_retry(**kwargs) and
-                self.interval_calculator.calculate_sleep_duration(state.current_attempt) < self.deadline.remaining())
+        return (
+            super()._can_retry(**kwargs)
+            and self.interval_calculator.calculate_sleep_duration(state.current_attempt) < self.deadline.remaining()
+        )
 
 
 def _handlers(deadline: Deadline) -> list[RetryHandler]:
-    return [BudgetedRateLimitHandler(deadline), BudgetedServerErrorHandler(deadline),
-            BudgetedConnectionErrorHandler(deadline)]
+    return [
+        BudgetedRateLimitHandler(deadline),
+        BudgetedServerErrorHandler(deadline),
+        BudgetedConnectionErrorHandler(deadline),
+    ]
 
 
 def web_client(settings: SlackSettings, budget_sec: float | None = None) -> WebClient:
     """A WebClient for one message (its retry handlers share that message's deadline)."""
     budget = budget_sec if budget_sec is not None else settings.send_budget_sec
     deadline = Deadline(budget)
-    return WebClient(token=bot_token(), base_url=settings.api_base_url, timeout=max(1, int(min(10.0, budget))),
-                     retry_handlers=_handlers(deadline))
+    return WebClient(
+        token=bot_token(),
+        base_url=settings.api_base_url,
+        timeout=max(1, int(min(10.0, budget))),
+        retry_handlers=_handlers(deadline),
+    )
 
 
 def webhook_client(url: str, budget_sec: float = 10.0) -> WebhookClient:
     """For `response_url` (ephemeral answers to a click): same retry policy, no token needed."""
-    return WebhookClient(url, timeout=max(1, int(min(10.0, budget_sec))), retry_handlers=_handlers(Deadline(budget_sec)))
+    return WebhookClient(
+        url, timeout=max(1, int(min(10.0, budget_sec))), retry_handlers=_handlers(Deadline(budget_sec))
+    )

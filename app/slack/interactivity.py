@@ -15,7 +15,7 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import parse_qs
 
 import structlog
@@ -27,9 +27,9 @@ from starlette.routing import Route
 
 from envqa.app import approvals
 from envqa.app.resume import continue_run
-from envqa.core.config import QAConfig
 from envqa.app.slack.blocks import APPROVE_ACTION, REJECT_ACTION, decided_message
 from envqa.app.slack.client import describe, scrub, signing_secret, web_client, webhook_client
+from envqa.core.config import QAConfig
 
 log = structlog.get_logger("envqa.app.slack")
 ACTIONS = {APPROVE_ACTION: "approve", REJECT_ACTION: "reject"}
@@ -51,8 +51,9 @@ class Click(BaseModel):
 
 def verified(body: bytes, headers, secret: str) -> bool:
     try:
-        return SignatureVerifier(secret).is_valid(body, headers.get("x-slack-request-timestamp"),
-                                                  headers.get("x-slack-signature"))
+        return SignatureVerifier(secret).is_valid(
+            body, headers.get("x-slack-request-timestamp"), headers.get("x-slack-signature")
+        )
     except ValueError:  # a timestamp that is not a number
         return False
 
@@ -68,10 +69,16 @@ def parse_click(body: bytes) -> Click | None:
     value = json.loads(action.get("value") or "{}")
     message = payload.get("message") or {}
     container = payload.get("container") or {}
-    return Click(action=ACTIONS[action["action_id"]], run_id=value["run_id"], proposal_id=value["proposal_id"],
-                 user_id=payload["user"]["id"], channel=(payload.get("channel") or {}).get("id") or container.get("channel_id"),
-                 message_ts=message.get("ts") or container.get("message_ts"), message_blocks=message.get("blocks") or [],
-                 response_url=payload.get("response_url"))
+    return Click(
+        action=ACTIONS[action["action_id"]],
+        run_id=value["run_id"],
+        proposal_id=value["proposal_id"],
+        user_id=payload["user"]["id"],
+        channel=(payload.get("channel") or {}).get("id") or container.get("channel_id"),
+        message_ts=message.get("ts") or container.get("message_ts"),
+        message_blocks=message.get("blocks") or [],
+        response_url=payload.get("response_url"),
+    )
 
 
 class Decider:
@@ -89,7 +96,7 @@ class Decider:
     def _safe_handle(self, click: Click) -> None:
         try:
             self.handle(click)
-        except Exception as e:  # a click must never take the server down; the CLI still works
+        except Exception as e:  # noqa: BLE001 - a click must never take the server down; the CLI still works
             log.error("slack_click_failed", run_id=click.run_id, user=click.user_id, error=describe(e))
             self._tell(click, f"envqa could not record your decision on run `{click.run_id}`: {scrub(str(e))[:300]}")
 
@@ -106,7 +113,7 @@ class Decider:
             return cached[1]
         try:
             users = set(web_client(self.config.slack, 10.0).usergroups_users_list(usergroup=group).get("users") or [])
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - logged; an unknown group grants nothing
             log.warning("slack_group_lookup_failed", group=group, error=describe(e))
             return set()
         self._groups[group] = (time.monotonic(), users)
@@ -116,32 +123,43 @@ class Decider:
     def handle(self, click: Click) -> None:
         if not self.may_decide(click.user_id):
             log.info("slack_click_refused", run_id=click.run_id, user=click.user_id)
-            return self._tell(click, "You are not one of this envqa's approvers (`[slack] approvers`), so your "
-                                     "click was not recorded.")
+            return self._tell(
+                click,
+                "You are not one of this envqa's approvers (`[slack] approvers`), so your click was not recorded.",
+            )
         pending = approvals.pending(self.config, click.run_id)
         pending_id = ((pending or {}).get("proposal") or {}).get("proposal_id")
         if pending is not None and pending_id != click.proposal_id:
-            return self._tell(click, f"Proposal `{click.proposal_id}` is no longer the one waiting on run "
-                                     f"`{click.run_id}` (now `{pending_id}`); nothing was recorded.")
+            return self._tell(
+                click,
+                f"Proposal `{click.proposal_id}` is no longer the one waiting on run "
+                f"`{click.run_id}` (now `{pending_id}`); nothing was recorded.",
+            )
         reason = f"rejected in Slack by <@{click.user_id}>" if click.action == "reject" else None
-        outcome = approvals.decide(self.config, click.run_id, click.action, approver=f"slack:{click.user_id}",
-                                   reason=reason)
+        outcome = approvals.decide(
+            self.config, click.run_id, click.action, approver=f"slack:{click.user_id}", reason=reason
+        )
         if outcome.already_decided:
             verb = {"approve": "approved", "reject": "rejected", "edit": "edited"}.get(outcome.action, outcome.action)
             return self._tell(click, f"Already {verb} by {_mention(outcome.approver)}; nothing changed.")
-        log.info("slack_decision", run_id=click.run_id, proposal_id=click.proposal_id, action=click.action,
-                 approver=click.user_id)
+        log.info(
+            "slack_decision",
+            run_id=click.run_id,
+            proposal_id=click.proposal_id,
+            action=click.action,
+            approver=click.user_id,
+        )
         self._update_message(click)
         self._resume(click.run_id)
 
     def _update_message(self, click: Click) -> None:
         if not (click.channel and click.message_ts):
             return
-        when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         message = decided_message(click.message_blocks, click.action, f"slack:{click.user_id}", when)
         try:
             web_client(self.config.slack).chat_update(channel=click.channel, ts=click.message_ts, **message)
-        except Exception as e:  # the decision stands; only the message is stale
+        except Exception as e:  # noqa: BLE001 - the decision stands; only the message is stale
             log.warning("slack_update_failed", run_id=click.run_id, error=describe(e))
 
     def _resume(self, run_id: str) -> None:
@@ -165,9 +183,10 @@ class Decider:
             if click.response_url:
                 webhook_client(click.response_url).send(text=text, response_type="ephemeral", replace_original=False)
             elif click.channel:
-                web_client(self.config.slack, 10.0).chat_postEphemeral(channel=click.channel, user=click.user_id,
-                                                                       text=text)
-        except Exception as e:
+                web_client(self.config.slack, 10.0).chat_postEphemeral(
+                    channel=click.channel, user=click.user_id, text=text
+                )
+        except Exception as e:  # noqa: BLE001 - logged; the click's decision stands
             log.warning("slack_ephemeral_failed", run_id=click.run_id, error=describe(e))
 
 

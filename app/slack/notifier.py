@@ -21,15 +21,15 @@ import queue
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import structlog
 
-from envqa.core.config import QAConfig
 from envqa.app.slack.blocks import approval_message, follow_up_text
 from envqa.app.slack.client import SlackUnavailable, describe, scrub, web_client
+from envqa.core.config import QAConfig
 from envqa.store.db import Store
 
 log = structlog.get_logger("envqa.app.slack")
@@ -42,7 +42,7 @@ def _open_store(config: QAConfig):
 
 @dataclass
 class _Job:
-    notifier: "SlackNotifier"
+    notifier: SlackNotifier
     kind: str
     payload: dict
 
@@ -134,7 +134,7 @@ class SlackNotifier:
         if self._record_failure is not None:
             try:
                 self._record_failure(self.config, str(payload.get("run_id")), kind, payload, error)
-            except Exception as e:  # recording is best effort too: the run goes on
+            except Exception as e:  # noqa: BLE001 - recording is best effort too: the run goes on
                 log.warning("slack_failure_not_recorded", kind=kind, error=scrub(str(e)))
 
     # -- the delivery thread --------------------------------------------------------------------------------
@@ -144,7 +144,7 @@ class SlackNotifier:
                 self._post_approval(payload)
             else:
                 self._post_follow_up(kind, payload)
-        except Exception as e:  # SlackApiError, SlackUnavailable, connection errors: recorded, never raised
+        except Exception as e:  # noqa: BLE001 - SlackApiError, SlackUnavailable, connection errors: recorded, never raised
             self.failed(kind, payload, describe(e))
 
     def _post_approval(self, payload: dict) -> None:
@@ -167,9 +167,13 @@ class SlackNotifier:
         diff = proposal.get("diff") or ""
         if diff:
             web_client(self.settings).files_upload_v2(
-                channel=channel, thread_ts=thread[1] if thread else ts, content=diff,
-                filename=f"{proposal_id or run_id}.diff", title=f"full diff of proposal {proposal_id}",
-                initial_comment=f"Full diff of proposal `{proposal_id}`")
+                channel=channel,
+                thread_ts=thread[1] if thread else ts,
+                content=diff,
+                filename=f"{proposal_id or run_id}.diff",
+                title=f"full diff of proposal {proposal_id}",
+                initial_comment=f"Full diff of proposal `{proposal_id}`",
+            )
 
     def _post_follow_up(self, kind: str, payload: dict) -> None:
         run_id = str(payload["run_id"])
@@ -187,8 +191,11 @@ class SlackNotifier:
     def _wanted_without_thread(self, kind: str, payload: dict) -> bool:
         verdict = payload.get("verdict")
         verdict = verdict.get("verdict") if isinstance(verdict, dict) else verdict
-        outcome = "incomplete" if kind == "run_incomplete" or verdict == "incomplete" else (
-            "clean" if verdict in ("clean", "in_band") else "findings")
+        outcome = (
+            "incomplete"
+            if kind == "run_incomplete" or verdict == "incomplete"
+            else ("clean" if verdict in ("clean", "in_band") else "findings")
+        )
         return outcome in self.settings.notify
 
 
@@ -201,8 +208,11 @@ def _with_report_facts(store, payload: dict) -> dict:
     if report is None:
         return payload
     pending = report.get("awaiting_approval") or {}
-    return {"iteration": pending.get("iteration", report.get("iterations")), "findings": report.get("findings"),
-            **payload}
+    return {
+        "iteration": pending.get("iteration", report.get("iterations")),
+        "findings": report.get("findings"),
+        **payload,
+    }
 
 
 def _named(store, payload: dict) -> dict:
@@ -216,7 +226,9 @@ def _named(store, payload: dict) -> dict:
 
 def record_failure(config: QAConfig, run_id: str, kind: str, payload: dict, error: str) -> None:
     """A row of its own (key `slack:<ref>`) beside notify's: the report lists every row not `sent`."""
-    ref = payload.get("proposal_id") or (payload.get("proposal") or {}).get("proposal_id") or payload.get("version") or ""
+    ref = (
+        payload.get("proposal_id") or (payload.get("proposal") or {}).get("proposal_id") or payload.get("version") or ""
+    )
     _open_store(config).record_notification(run_id, kind, f"slack:{ref}", "failed", f"slack: {error}")
 
 
@@ -225,4 +237,4 @@ def notify_slack(config: QAConfig, kind: str, payload: dict) -> None:
     SlackNotifier(config, record_failure)(kind, payload)
 
 
-__all__ = ["SlackNotifier", "SlackUnavailable", "flush", "notify_slack", "OUTBOX"]
+__all__ = ["OUTBOX", "SlackNotifier", "SlackUnavailable", "flush", "notify_slack"]

@@ -42,11 +42,11 @@ class Span:
 
     start: int
     end: int
-    keyword: str           # upper case
-    value: str             # as written, flags included (RUN heredoc: the `<<EOF` line)
+    keyword: str  # upper case
+    value: str  # as written, flags included (RUN heredoc: the `<<EOF` line)
     heredoc: str | None = None  # RUN <<EOF: the body
-    resolved: str = ""     # value after this stage's ARG/ENV substitution (FROM: global ARGs only)
-    stage: int = -1        # -1: before the first FROM
+    resolved: str = ""  # value after this stage's ARG/ENV substitution (FROM: global ARGs only)
+    stage: int = -1  # -1: before the first FROM
 
     def flags_and_args(self) -> tuple[dict[str, str], list[str]]:
         """`--chown=a --from=b x y` -> ({"chown": "a", "from": "b"}, ["x", "y"]); exec form read as JSON."""
@@ -108,18 +108,18 @@ def instruction_spans(text: str) -> list[Span]:
 
 @dataclass
 class Instruction:
-    instruction: str       # upper case
-    value: str             # after ARG/ENV substitution (RUN: the script, flags removed)
-    line: int              # 1-based first line
+    instruction: str  # upper case
+    value: str  # after ARG/ENV substitution (RUN: the script, flags removed)
+    line: int  # 1-based first line
     stage: int
     raw: str = ""
-    end: int = 0           # 1-based last line
+    end: int = 0  # 1-based last line
 
 
 @dataclass
 class Stage:
     index: int
-    base: str              # the FROM reference after substitution
+    base: str  # the FROM reference after substitution
     name: str | None
     line: int
     instructions: list[Instruction] = field(default_factory=list)
@@ -159,6 +159,7 @@ def substitute(text: str, values: dict[str, str]) -> str:
         if name in values and values[name] != "":
             return values[name]
         return m.group(2) if m.group(2) is not None else ("" if name in values else m.group(0))
+
     return VAR.sub(repl, text)
 
 
@@ -207,5 +208,7 @@ def parse_dockerfile(path: Path) -> DockerfileModel:
             value = span.resolved if span.heredoc is not None else _run_script(span.resolved)
         elif span.keyword in ("COPY", "ADD"):
             value = span.resolved
-        stages[-1].instructions.append(Instruction(span.keyword, value, span.start + 1, stages[-1].index, raw, span.end))
+        stages[-1].instructions.append(
+            Instruction(span.keyword, value, span.start + 1, stages[-1].index, raw, span.end)
+        )
     return DockerfileModel(path, stages, text.split("\n"))

@@ -29,8 +29,28 @@ from dataclasses import dataclass, field
 import bashlex
 
 HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
-KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "case", "esac", "!",
-            "{", "}", "(", ")", "time", "function", "in"}
+KEYWORDS = {
+    "if",
+    "then",
+    "else",
+    "elif",
+    "fi",
+    "do",
+    "done",
+    "while",
+    "until",
+    "for",
+    "case",
+    "esac",
+    "!",
+    "{",
+    "}",
+    "(",
+    ")",
+    "time",
+    "function",
+    "in",
+}
 SHELLS = {"sh", "bash", "dash", "zsh", "ash"}
 BLOCK_OPEN = {"if", "case", "while", "until", "for", "{"}
 BLOCK_CLOSE = {"fi", "esac", "done", "}"}
@@ -42,13 +62,13 @@ class Command:
     """One simple command: its words (quotes removed, assignments and redirections apart)."""
 
     words: list[str]
-    line: int                      # 1-based line where the command starts
-    text: str                      # that source line, stripped (for evidence)
+    line: int  # 1-based line where the command starts
+    text: str  # that source line, stripped (for evidence)
     assignments: list[str] = field(default_factory=list)
     redirects: list[tuple[str, str]] = field(default_factory=list)  # (operator, target)
     reachable: bool = True
-    conditional: bool = False      # inside an if/while/for body or on the right of && / ||
-    parsed: bool = True            # False: from the shlex fallback
+    conditional: bool = False  # inside an if/while/for body or on the right of && / ||
+    parsed: bool = True  # False: from the shlex fallback
 
     @property
     def name(self) -> str:
@@ -143,7 +163,8 @@ class _Walker:
                 if part.op in ("&&", "||"):
                     cond_next = True
                     skip_next = prev is not None and (
-                        (part.op == "&&" and self.literal_false(prev)) or (part.op == "||" and self.literal_true(prev)))
+                        (part.op == "&&" and self.literal_false(prev)) or (part.op == "||" and self.literal_true(prev))
+                    )
                 elif part.op in (";", "\n", "&"):
                     cond_next, skip_next = conditional, False
                 continue
@@ -179,10 +200,12 @@ class _Walker:
             return True
         if words[0] in ("[", "test") and len(words) in (4, 5):
             a, op, b = words[1:4]
-            if re.fullmatch(r"-?\d+|[\w.]+", a) and re.fullmatch(r"-?\d+|[\w.]+", b) and not a.startswith("$"):
-                if op in ("=", "==") and a != b or op == "-eq" and a.lstrip("-").isdigit() and b.lstrip("-").isdigit() \
-                        and int(a) != int(b):
-                    return True
+            literals = re.fullmatch(r"-?\d+|[\w.]+", a) and re.fullmatch(r"-?\d+|[\w.]+", b) and not a.startswith("$")
+            if literals and (
+                (op in ("=", "==") and a != b)
+                or (op == "-eq" and a.lstrip("-").isdigit() and b.lstrip("-").isdigit() and int(a) != int(b))
+            ):
+                return True
         return False
 
     def literal_true(self, node) -> bool:
@@ -221,8 +244,13 @@ class _Walker:
                     inner.reachable = inner.reachable and reachable
                     inner.conditional = inner.conditional or conditional
                     self.commands.append(inner)
-        return not (reachable and not conditional and cmd.name in ("exit", "exec") and not redirects
-                    and (cmd.name == "exit" or len(words) > 1))
+        return not (
+            reachable
+            and not conditional
+            and cmd.name in ("exit", "exec")
+            and not redirects
+            and (cmd.name == "exit" or len(words) > 1)
+        )
 
     def nested(self, word, reachable: bool, conditional: bool) -> None:
         for part in getattr(word, "parts", []) or []:
@@ -238,7 +266,10 @@ def _fallback_line(line: str, lineno: int) -> list[Command]:
         tokens = list(lexer)
     except ValueError:
         tokens = line.split()
-    out, words, redirects, pending = [], [], [], None
+    out: list[Command] = []
+    words: list[str] = []
+    redirects: list[tuple[str, str]] = []
+    pending: str | None = None
     for tok in tokens + [";"]:
         if pending:
             redirects.append((pending, tok))
@@ -253,8 +284,7 @@ def _fallback_line(line: str, lineno: int) -> list[Command]:
                 while words and re.match(r"^[A-Za-z_]\w*=", words[0]):
                     assigns.append(words.pop(0))
                 if words:
-                    out.append(Command(words, lineno, line.strip(), assigns, redirects, parsed=False,
-                                       conditional=True))
+                    out.append(Command(words, lineno, line.strip(), assigns, redirects, parsed=False, conditional=True))
             words, redirects = [], []
         elif re.fullmatch(r"\d?(>>?|<|>&|&>)", tok):
             pending = tok

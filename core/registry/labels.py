@@ -1,20 +1,20 @@
 """The label registry: every label a trial (or a finding) can carry, its subtypes and the flags the loop reads.
 
-One table (labels.toml, data next to this module), read by the analyst (the taxonomy it is given and checked against), the deterministic labeller,
-decide (which failures mean the task is broken), the roll-up (which labels are problems), the gate (which
-passes a patch need not keep) and the HTML report (colours). Every other name for these facts (`Label`,
-`TRIAL_LABELS`, `MODEL_TAXONOMY`, `PASS_LABELS`, ...) is derived here, so adding a label or a subtype is
-one edit.
+One table (labels.toml, data next to this module), read by the analyst (the taxonomy it is given and checked against),
+the deterministic labeller, decide (which failures mean the task is broken), the roll-up (which labels are problems),
+the gate (which passes a patch need not keep) and the HTML report (colours). Every other name for these facts
+(`Label`, `TRIAL_LABELS`, `MODEL_TAXONOMY`, `PASS_LABELS`, ...) is derived here, so adding a label or a subtype is one
+edit.
 """
 
 from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
-from enum import StrEnum
+from enum import EnumMeta, StrEnum
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class LabelInfo:
     """One label. `outcome`: the trial outcome it can describe (None: any, decided by the machinery)."""
 
     name: str
-    means: str  # one line, as the README's label table says it
+    means: str  # one line, as docs/guide/labels.md's table says it
     color: str  # the HTML report's swatch
     outcome: Literal["pass", "fail"] | None
     problem: bool  # a property of the task a revision should fix (the roll-up's problem labels)
@@ -48,7 +48,14 @@ LABELS: tuple[LabelInfo, ...] = _load()
 LABEL_INFO = MappingProxyType({info.name: info for info in LABELS})
 
 # What a finding (or a trial) is labelled; `Label.SHORTCUT == "shortcut"`. Built from the table above.
-Label = StrEnum("Label", {info.name.upper(): info.name for info in LABELS})
+if TYPE_CHECKING:  # the members come from labels.toml, which a type checker does not read: any name is a Label
+
+    class _LabelMeta(EnumMeta):
+        def __getattr__(cls, name: str) -> Label: ...
+
+    class Label(StrEnum, metaclass=_LabelMeta): ...
+else:
+    Label = StrEnum("Label", {info.name.upper(): info.name for info in LABELS})
 Label.__doc__ = "What a failure (or a suspicious pass) means; DESIGN.md defines each (core/registry/labels.py)."
 Label.__module__ = __name__
 

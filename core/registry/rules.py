@@ -5,7 +5,7 @@ never reused. Each rule names the probe that produces it, and each probe says ho
 re-checks its rules on a candidate, so the gate never guesses (it used to fall back to the static probe
 and then report "none of X fired" for a rule the static probe cannot produce). `Finding` refuses a rule
 id that is not here. The rows are data, in rules.toml next to this module. To add a rule: add a [[rule]] there
-(and its README row: tests/foundation/test_registry.py checks both), then emit `Finding(rule=...)` from its probe.
+(then `make docs`: tests/test_docs.py checks docs/reference/rules.md), then emit `Finding(rule=...)` from its probe.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class ProbeInfo:
     "probe" (the probe runs again as a job), "replay" (the stored LLM exploits are replayed)."""
 
     name: str
-    stage: str  # the stage of `qa run` it belongs to (the README's table)
+    stage: str  # the stage of `qa run` it belongs to (docs/reference/checks.md)
     recheck: Literal["lint", "validate", "probe", "replay"]
 
 
@@ -50,6 +50,7 @@ PROBES: tuple[ProbeInfo, ...] = (
     ProbeInfo("oracle_state", "hunt: oracle end state", "probe"),
     ProbeInfo("egress", "hunt: egress", "probe"),
     ProbeInfo("hunter", "hunt: LLM hunter", "replay"),
+    ProbeInfo("cross_trial", "analyze: across trials", "validate"),  # the next sweep re-measures (issue 33)
 )
 PROBE_INFO = MappingProxyType({p.name: p for p in PROBES})
 
@@ -74,9 +75,17 @@ class Rule:
 
     def public(self) -> dict:
         """The `qa rules --json` row."""
-        return {"id": self.id, "label": self.label, "subtype": self.subtype, "severity": self.severity.value,
-                "probe": self.probe, "fixer": self.fixer, "description": self.summary, "remedy": self.remedy,
-                "kind": self.kind}
+        return {
+            "id": self.id,
+            "label": self.label,
+            "subtype": self.subtype,
+            "severity": self.severity.value,
+            "probe": self.probe,
+            "fixer": self.fixer,
+            "description": self.summary,
+            "remedy": self.remedy,
+            "kind": self.kind,
+        }
 
 
 DATA = Path(__file__).with_name("rules.toml")
@@ -92,11 +101,26 @@ def _load() -> list[Rule]:
 
 
 _RULES: list[Rule] = _load()
-_EXPLOIT_FIXERS = {"exploit-reward-tamper": "reward", "exploit-workspace-conftest": "conftest",
-                   "exploit-leaked-answers": "leaks", "exploit-verifier-helper": "helpers"}
+_EXPLOIT_FIXERS = {
+    "exploit-reward-tamper": "reward",
+    "exploit-workspace-conftest": "conftest",
+    "exploit-leaked-answers": "leaks",
+    "exploit-verifier-helper": "helpers",
+}
 # hunt: exploits (probes/exploits.py): one rule per scripted exploit, from the exploit registry
-_RULES += [Rule(e.name, "shortcut", e.subtype, Severity.CRITICAL, "exploits", f"a scripted exploit earned reward: {e.attack}", e.remedy,
-                fixer=_EXPLOIT_FIXERS.get(e.name)) for e in EXPLOITS]
+_RULES += [
+    Rule(
+        e.name,
+        "shortcut",
+        e.subtype,
+        Severity.CRITICAL,
+        "exploits",
+        f"a scripted exploit earned reward: {e.attack}",
+        e.remedy,
+        fixer=_EXPLOIT_FIXERS.get(e.name),
+    )
+    for e in EXPLOITS
+]
 
 RULES: tuple[Rule, ...] = tuple(_RULES)
 RULE_INFO = MappingProxyType({r.id: r for r in RULES})
@@ -144,11 +168,22 @@ def _check() -> None:
     seen: set[str] = set()
     for r in RULES:
         info = LABEL_INFO.get(r.label)
-        problems = [what for what, bad in (
-            ("not stable kebab-case", not re.match(KEBAB, r.id)), ("registered twice", r.id in seen),
-            (f"unknown label {r.label!r}", info is None), (f"unknown probe {r.probe!r}", r.probe not in PROBE_INFO),
-            (f"{r.subtype!r} is not a subtype of {r.label}", info is not None and r.subtype is not None
-             and r.subtype not in {**info.model_subtypes, **info.rule_subtypes})) if bad]
+        problems = [
+            what
+            for what, bad in (
+                ("not stable kebab-case", not re.match(KEBAB, r.id)),
+                ("registered twice", r.id in seen),
+                (f"unknown label {r.label!r}", info is None),
+                (f"unknown probe {r.probe!r}", r.probe not in PROBE_INFO),
+                (
+                    f"{r.subtype!r} is not a subtype of {r.label}",
+                    info is not None
+                    and r.subtype is not None
+                    and r.subtype not in {**info.model_subtypes, **info.rule_subtypes},
+                ),
+            )
+            if bad
+        ]
         if problems:
             raise ValueError(f"rule {r.id!r}: {'; '.join(problems)}")
         seen.add(r.id)

@@ -18,6 +18,7 @@ package ownership and reported paths are image paths, so the scan can be run on 
 Files a Debian package installed are skipped (dpkg's lists, merged /usr accounted for), as are system library
 trees: a wheel in site-packages named `solution` is not a leaked answer.
 """
+
 import base64
 import glob
 import hashlib
@@ -34,11 +35,37 @@ import zipfile
 ROOT = "/"
 
 HINT = re.compile(r"(solution|solve|answers?|expected|golden|oracle|ground[_-]?truth|reference[_-]?out)", re.I)
-ARCHIVE_SKIP = ("/proc", "/sys", "/dev", "/run", "/usr/lib", "/usr/share", "/usr/include", "/usr/local/lib",
-                "/var/lib/dpkg", "/var/lib/apt", "/var/cache", "/var/log", "/tests", "/solution", "/logs", "/etc/ssl",
-                "/root/.cache")
-LITERAL_SKIP = ("/proc", "/sys", "/dev", "/run", "/var/lib/dpkg", "/var/lib/apt", "/var/cache", "/var/log", "/tmp",
-                "/etc/ld.so.cache")
+ARCHIVE_SKIP = (
+    "/proc",
+    "/sys",
+    "/dev",
+    "/run",
+    "/usr/lib",
+    "/usr/share",
+    "/usr/include",
+    "/usr/local/lib",
+    "/var/lib/dpkg",
+    "/var/lib/apt",
+    "/var/cache",
+    "/var/log",
+    "/tests",
+    "/solution",
+    "/logs",
+    "/etc/ssl",
+    "/root/.cache",
+)
+LITERAL_SKIP = (
+    "/proc",
+    "/sys",
+    "/dev",
+    "/run",
+    "/var/lib/dpkg",
+    "/var/lib/apt",
+    "/var/cache",
+    "/var/log",
+    "/tmp",
+    "/etc/ld.so.cache",
+)
 ENC_SUFFIX = (".enc", ".aes", ".gpg", ".pgp", ".age", ".crypt", ".encrypted")
 ARCHIVE_SUFFIX = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".7z", ".rar", ".gz")
 
@@ -64,8 +91,9 @@ def walk(skip, prune_pycache=True):
     """Every file's image path under ROOT, except under the `skip` prefixes."""
     for root, dirs, files in os.walk(host("/")):
         root = image(root)
-        dirs[:] = [d for d in dirs if not os.path.join(root, d).startswith(skip)
-                   and not (prune_pycache and d == "__pycache__")]
+        dirs[:] = [
+            d for d in dirs if not os.path.join(root, d).startswith(skip) and not (prune_pycache and d == "__pycache__")
+        ]
         for f in files:
             yield os.path.join(root, f)
 
@@ -83,9 +111,10 @@ def package_owned():
 
 # --- archives -----------------------------------------------------------------------------------------------
 
+
 def kind_of(path, head):
     name = path.lower()
-    if head.startswith(b"Salted__") or head.startswith(b"U2FsdGVkX1"):
+    if head.startswith((b"Salted__", b"U2FsdGVkX1")):
         return "openssl-encrypted", True
     if head.startswith(b"gAAAAA"):
         return "fernet-encrypted", True
@@ -114,7 +143,7 @@ def members(path, kind):
         if kind == "tar/compressed" and tarfile.is_tarfile(path):
             with tarfile.open(path) as t:
                 return t.getnames()[:2000]
-    except Exception:
+    except Exception:  # noqa: BLE001 - an unreadable archive lists nothing
         pass
     return []
 
@@ -166,7 +195,10 @@ def opens(path, kind, key):
     if kind == "openssl-encrypted" and openssl:
         armored = data.startswith(b"U2FsdGVkX1")
         for opts in (["-pbkdf2"], ["-md", "sha256"], ["-md", "md5"]):
-            out = run([openssl, "enc", "-d", "-aes-256-cbc", *opts, "-pass", "pass:" + key] + (["-a"] if armored else []), data)
+            out = run(
+                [openssl, "enc", "-d", "-aes-256-cbc", *opts, "-pass", "pass:" + key] + (["-a"] if armored else []),
+                data,
+            )
             if out is not None and plausible(out):
                 return True
         return False
@@ -177,7 +209,7 @@ def opens(path, kind, key):
             with zipfile.ZipFile(path) as z:
                 z.setpassword(key.encode())
                 return z.testzip() is None
-        except Exception:
+        except Exception:  # noqa: BLE001 - a wrong password raises many types
             return False
     if kind == "gpg-encrypted" and gpg:
         out = run([gpg, "--batch", "--quiet", "--pinentry-mode", "loopback", "--passphrase", key, "-d", path])
@@ -217,18 +249,28 @@ def archives(stdin):
         pointing = [m for m in inner if HINT.search(m)]
         if HINT.search(p) or pointing:
             opened = next((k for k in keys if encrypted and opens(h, kind, k["value"])), None)
-            hits.append({"path": p, "kind": kind, "encrypted": encrypted, "hint": HINT.search(p).group(0)
-                         if HINT.search(p) else None, "members": pointing[:5], "opened_with": opened})
+            hits.append(
+                {
+                    "path": p,
+                    "kind": kind,
+                    "encrypted": encrypted,
+                    "hint": HINT.search(p).group(0) if HINT.search(p) else None,
+                    "members": pointing[:5],
+                    "opened_with": opened,
+                }
+            )
         elif encrypted:  # a neutral name (the maze task's /app/encrypted.enc): only a *published* key convicts it
             published = [k for k in keys if k.get("origin", "").startswith("the public default")]
             opened = next((k for k in published if opens(h, kind, k["value"])), None)
             if opened:
-                hits.append({"path": p, "kind": kind, "encrypted": True, "hint": None, "members": [],
-                             "opened_with": opened})
+                hits.append(
+                    {"path": p, "kind": kind, "encrypted": True, "hint": None, "members": [], "opened_with": opened}
+                )
     return hits[:50]
 
 
 # --- literals and commands ----------------------------------------------------------------------------------
+
 
 def literals(want):
     owned = package_owned()
@@ -251,9 +293,19 @@ def literals(want):
             if lit in text:
                 hits.setdefault(lit, []).append(p)
     res = {}
-    for cmd in (want["commands"] if owned else []):  # no package database: cannot tell
-        path = cmd if cmd.startswith("/") else next((os.path.join(d, cmd) for d in os.environ.get("PATH", "").split(":")
-                                                     if os.path.isfile(host(os.path.join(d, cmd)))), None)
+    for cmd in want["commands"] if owned else []:  # no package database: cannot tell
+        path = (
+            cmd
+            if cmd.startswith("/")
+            else next(
+                (
+                    os.path.join(d, cmd)
+                    for d in os.environ.get("PATH", "").split(":")
+                    if os.path.isfile(host(os.path.join(d, cmd)))
+                ),
+                None,
+            )
+        )
         real = realpath(path) if path else None
         if path and os.path.isfile(host(path)) and real not in owned and path not in owned:
             res[cmd] = path
@@ -261,6 +313,7 @@ def literals(want):
 
 
 # --- copies -------------------------------------------------------------------------------------------------
+
 
 def copies(want):
     exclude = set(want["exclude"])

@@ -13,8 +13,13 @@ def cli_env(qa_env, fake_provider):  # noqa: F811
 
     def make(script: dict):
         srv = fake_provider({"keys": [GOOD_KEY, OPENAI_KEY], **script})
-        env = dict(qa_env, ANTHROPIC_API_KEY=GOOD_KEY, OPENAI_API_KEY=OPENAI_KEY, ANTHROPIC_BASE_URL=srv.url,
-                   OPENAI_BASE_URL=srv.url + "/v1")
+        env = dict(
+            qa_env,
+            ANTHROPIC_API_KEY=GOOD_KEY,
+            OPENAI_API_KEY=OPENAI_KEY,
+            ANTHROPIC_BASE_URL=srv.url,
+            OPENAI_BASE_URL=srv.url + "/v1",
+        )
         return env, srv
 
     return make

@@ -14,7 +14,7 @@ KEYS = {"label", "subtype", "confidence", "explanation", "evidence", "verified"}
 def check_trial_labels(report: dict, flawed: bool) -> None:
     for t in report["trials"]:
         label = t.get("label")
-        assert isinstance(label, dict) and KEYS <= set(label), f"trial {t['trial_id']} has no label object: {t}"
+        assert isinstance(label, dict) and set(label) >= KEYS, f"trial {t['trial_id']} has no label object: {t}"
         assert label["label"] in LABELS, label
         if label["label"] == "unlabeled":
             assert label["explanation"], f"unlabeled without a reason: {t}"
@@ -22,5 +22,7 @@ def check_trial_labels(report: dict, flawed: bool) -> None:
             assert set(e) >= {"step_id", "quote"} and e["quote"], label
         if flawed and t["agent"].startswith("exploit-") and t["outcome"] == "pass":
             assert label["label"] == "shortcut", f"{t['agent']} earned reward but is labelled {label}"
-            assert any(e["quote"].startswith(("strace", "existing tool ran", "agent phase"))
-                       and "strace" in e["quote"] for e in label["evidence"]), f"no strace evidence: {label}"
+            assert any(
+                e["quote"].startswith(("strace", "existing tool ran", "agent phase")) and "strace" in e["quote"]
+                for e in label["evidence"]
+            ), f"no strace evidence: {label}"

@@ -13,6 +13,7 @@ import sys
 
 import pytest
 import yaml
+
 from qa_testkit import REPO
 
 from . import scripts as s
@@ -25,8 +26,13 @@ WRONG = {"ambiguity-decimals", "ambiguity-descending"}
 
 
 def _run(args: list[str], env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(REPO / "benchmarks" / "analyst.py"), str(SET), *args], env=env,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "analyst.py"), str(SET), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_benchmark_agreement_confusion_and_goal(fake_provider, qa_env):
@@ -34,8 +40,9 @@ def test_benchmark_agreement_confusion_and_goal(fake_provider, qa_env):
     branches = []
     for c in cases:
         first = c["steps"][0]["say"]
-        label, subtype = (("capability", "near-miss") if c["id"] in WRONG
-                          else (c["expected"]["label"], c["expected"]["subtype"]))
+        label, subtype = (
+            ("capability", "near-miss") if c["id"] in WRONG else (c["expected"]["label"], c["expected"]["subtype"])
+        )
         branches.append(s.branch(first, s.answer(label, subtype, [(3, first[:40])])))
     srv = fake_provider({"models": {"analyst": {"branches": branches}}})
     env = dict(qa_env, ANTHROPIC_API_KEY=GOOD_KEY, ANTHROPIC_BASE_URL=srv.url)

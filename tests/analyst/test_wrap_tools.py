@@ -8,10 +8,10 @@ examples themselves go through `qa run` in tests/probes/test_detection.py (expec
 from __future__ import annotations
 
 import pytest
-from qa_testkit import EXAMPLES
 
 from envqa.core.environment import load_environment
 from envqa.core.wrap_tools import requested_tool_kinds, wrap_candidates, wrapped_tools
+from qa_testkit import EXAMPLES
 
 pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
 
@@ -50,9 +50,16 @@ def test_image_tools_restrict_the_set():
     assert wrap_candidates(text)[0] == "gcc"
 
 
-@pytest.mark.parametrize("name,want", [("wraps-gcc", {"gcc"}), ("wraps-c-translator", {"gcc"}),
-                                       ("wraps-sha256-digest", {"sha256sum"}), ("clean-mentions-compiler", set()),
-                                       ("clean-uses-gcc-legitimately", set())])
+@pytest.mark.parametrize(
+    "name,want",
+    [
+        ("wraps-gcc", {"gcc"}),
+        ("wraps-c-translator", {"gcc"}),
+        ("wraps-sha256-digest", {"sha256sum"}),
+        ("clean-mentions-compiler", set()),
+        ("clean-uses-gcc-legitimately", set()),
+    ],
+)
 def test_examples(name, want):
     instruction = load_environment(EXAMPLES / name).instruction
     assert want <= wrapped_tools(instruction) and bool(wrapped_tools(instruction)) == bool(want)

@@ -21,8 +21,9 @@ def broken_ids(text: str, ids: set[str], must_show: set[str] | None = None, name
     """Problems, [] when none: an id missing whole from `text` (of `must_show`), a piece of an id standing
     alone (a table folded it: "exploit-rew" / "ard-tamper"), or an ellipsis (a table cut it short). `names`:
     other names the text may hold whole (a fixer called "network-fetch" is no piece of exploit-network-fetch)."""
-    problems = [f"{i!r} never printed whole" for i in sorted(must_show if must_show is not None else ids)
-                if i not in text]
+    problems = [
+        f"{i!r} never printed whole" for i in sorted(must_show if must_show is not None else ids) if i not in text
+    ]
     if "…" in text:
         problems.append("an ellipsis: something was cut short")
     for token in set(TOKEN.findall(text)):

@@ -46,16 +46,20 @@ class Screen:
             pytest.fail("tmux is not installed; run `make setup`", pytrace=False)
         self.socket, self.env = f"envqa-{uuid.uuid4().hex[:10]}", env
         script = tmp_path / "qa-in-tmux.sh"
-        exports = "".join(f"export {k}={shlex.quote(env[k])}\n" for k in ("QA_HOME", "QA_STORE_URL", "QA_SESSION")
-                          if env.get(k))
+        exports = "".join(
+            f"export {k}={shlex.quote(env[k])}\n" for k in ("QA_HOME", "QA_STORE_URL", "QA_SESSION") if env.get(k)
+        )
         # after qa ends, the pane waits on `read` (never answered) so the screen can still be read
-        script.write_text(f"unset REDIS_URL\n{exports}cd {shlex.quote(str(cwd))}\n{shlex.join([QA, *argv])}\n"
-                          'echo "qa exited $?"\nread _\n')
+        script.write_text(
+            f"unset REDIS_URL\n{exports}cd {shlex.quote(str(cwd))}\n{shlex.join([QA, *argv])}\n"
+            'echo "qa exited $?"\nread _\n'
+        )
         self.tmux("new-session", "-d", "-s", "qa", "-x", "160", "-y", "50", f"sh {shlex.quote(str(script))}")
 
     def tmux(self, *args: str) -> str:
-        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=True,
-                              timeout=30, env=self.env).stdout
+        return subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=True, timeout=30, env=self.env
+        ).stdout
 
     def visible(self) -> list[str]:
         """The 50 lines on the screen now (not the scrollback)."""
@@ -88,8 +92,11 @@ def screen(tmp_path, qa_env, task):
 def _asked(screen: Screen) -> None:
     """The question is on the screen, as its last line, and stays there (the live display redraws ten
     times a second: two seconds of its redraws would have covered it)."""
-    wait_for(lambda: screen.last_line().endswith(QUESTION), 300, f"{QUESTION!r} as the screen's last line: "
-             + "\n".join(screen.visible()))
+    wait_for(
+        lambda: screen.last_line().endswith(QUESTION),
+        300,
+        f"{QUESTION!r} as the screen's last line: " + "\n".join(screen.visible()),
+    )
     assert "gate: passed" in screen.everything() and "tests/test.sh" in screen.everything()
     end = time.monotonic() + 2
     while time.monotonic() < end:
@@ -119,8 +126,9 @@ def test_the_question_is_visible_and_a_approves(screen, qa_env, task):
 def test_r_asks_for_a_reason_and_rejects(screen, qa_env, task):
     _asked(screen)
     screen.keys("r", "Enter")
-    wait_for(lambda: screen.last_line().endswith("reason:"), 60, "'reason:' on the screen: "
-             + "\n".join(screen.visible()))
+    wait_for(
+        lambda: screen.last_line().endswith("reason:"), 60, "'reason:' on the screen: " + "\n".join(screen.visible())
+    )
     screen.keys("not in this release", "Enter")
     text = _exited(screen)
     assert "qa exited 1" in text and "not in this release" in text, text[-4000:]
@@ -131,11 +139,19 @@ def test_r_asks_for_a_reason_and_rejects(screen, qa_env, task):
 @pytest.mark.parametrize("columns", [80])  # 50 columns: the same printing in tests/cli_terminal/test_tables.py
 def test_the_end_of_qa_run_piped_keeps_ids_whole(qa_env, task, columns):
     env_dir, cwd = task
-    res = run_qa(["run", str(env_dir), "--approval", "auto", "--run-id", f"piped-{columns}"],
-                 {**qa_env, "COLUMNS": str(columns)}, cwd=cwd, timeout=600)
+    res = run_qa(
+        ["run", str(env_dir), "--approval", "auto", "--run-id", f"piped-{columns}"],
+        {**qa_env, "COLUMNS": str(columns)},
+        cwd=cwd,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     report = json.loads(run_qa(["show", f"piped-{columns}", "--json"], qa_env, cwd=cwd, timeout=60).stdout)
-    ids = {f"piped-{columns}", *(v["version"][:12] for v in report["versions"]), "nop-passes",
-           "reward-written-unconditionally"}
+    ids = {
+        f"piped-{columns}",
+        *(v["version"][:12] for v in report["versions"]),
+        "nop-passes",
+        "reward-written-unconditionally",
+    }
     assert not broken_ids(res.stdout, ids), (broken_ids(res.stdout, ids), res.stdout)
     assert "verdict clean" in res.stdout and "approval: approved by auto" in " ".join(res.stdout.split())

@@ -28,8 +28,11 @@ def _sources() -> dict[str, list[str]]:
     for cmd in app.registered_commands:
         name = cmd.name or cmd.callback.__name__.replace("_", "-")
         texts = [cmd.help or inspect.getdoc(cmd.callback) or ""]
-        texts += [p.default.help or "" for p in inspect.signature(cmd.callback).parameters.values()
-                  if isinstance(p.default, ParameterInfo)]
+        texts += [
+            p.default.help or ""
+            for p in inspect.signature(cmd.callback).parameters.values()
+            if isinstance(p.default, ParameterInfo)
+        ]
         out[name] = texts
     return out
 

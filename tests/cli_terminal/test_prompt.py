@@ -16,9 +16,16 @@ from envqa.app.runner import ProgressView
 pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
 
 PAYLOAD = {
-    "env_name": "always-pass", "version": "f95b6a8494533c18", "diff": "--- a/tests/test.sh\n+++ b/tests/test.sh\n",
-    "proposal": {"proposal_id": "p-afe1c52868b6", "author": "fixer:nop-passes", "addresses": ["nop-passes"],
-                 "rationale": 'the check [ "$x" = 1 ] now decides the reward [bold]', "expected_effect": []},
+    "env_name": "always-pass",
+    "version": "f95b6a8494533c18",
+    "diff": "--- a/tests/test.sh\n+++ b/tests/test.sh\n",
+    "proposal": {
+        "proposal_id": "p-afe1c52868b6",
+        "author": "fixer:nop-passes",
+        "addresses": ["nop-passes"],
+        "rationale": 'the check [ "$x" = 1 ] now decides the reward [bold]',
+        "expected_effect": [],
+    },
     "gate": {"passed": True, "checks": [{"name": "lint", "passed": True, "detail": "silent [static]"}]},
 }
 

@@ -39,8 +39,15 @@ def runs(tmp_path_factory):
         reports = []
         for run_id, approval in ((DONE, "auto"), (WAITING, "wait")):
             backend = always_pass_backend()
-            config = load_config(None, {"home": str(home), "sandbox.backend": use_backend(backend),
-                                        "scheduler.mode": "local", "loop.max_iterations": 3})
+            config = load_config(
+                None,
+                {
+                    "home": str(home),
+                    "sandbox.backend": use_backend(backend),
+                    "scheduler.mode": "local",
+                    "loop.max_iterations": 3,
+                },
+            )
             env_dir = shutil.copytree(EXAMPLES / "always-pass", base / run_id / "always-pass")
             reports.append(execute_run(env_dir, config, run_id, quiet=True, approval_mode=approval))
     done, waiting = reports
@@ -79,8 +86,10 @@ def test_qa_runs_keeps_run_and_proposal_ids_whole(runs, columns):
 def test_qa_rules_keeps_every_rule_id_whole(runs, columns):
     env, _, _ = runs
     out = _piped(["rules"], env, columns)
-    ids, names = {r.id for r in RULES}, {r.fixer for r in RULES if r.fixer} | {r.probe for r in RULES} \
-        | {r.subtype for r in RULES if r.subtype}
+    ids, names = (
+        {r.id for r in RULES},
+        {r.fixer for r in RULES if r.fixer} | {r.probe for r in RULES} | {r.subtype for r in RULES if r.subtype},
+    )
     assert not broken_ids(out, ids, names=names), (broken_ids(out, ids, names=names), out)
 
 
@@ -97,9 +106,18 @@ def test_the_end_of_a_run_keeps_ids_whole_and_tells_the_story_in_order(runs, col
     assert not broken_ids(out, report_ids(done)), (broken_ids(out, report_ids(done)), out)
     first, second = (v["version"][:12] for v in done["versions"])
     [proposal] = done["proposals"]
-    story = [f"version {first} (loaded)", "nop-passes", f"version {second} (revision)", "no findings",
-             f"proposed: {proposal['proposal_id']} by fixer:", "gate: passed", "approval: approved by auto",
-             "coverage: ", f"run {DONE}: verdict clean", "report: "]
+    story = [
+        f"version {first} (loaded)",
+        "nop-passes",
+        f"version {second} (revision)",
+        "no findings",
+        f"proposed: {proposal['proposal_id']} by fixer:",
+        "gate: passed",
+        "approval: approved by auto",
+        "coverage: ",
+        f"run {DONE}: verdict clean",
+        "report: ",
+    ]
     flat = " ".join(out.split())  # a long line wraps at the width
     at = [flat.find(s) for s in story]
     assert -1 not in at and at == sorted(at), (list(zip(story, at)), out)
@@ -120,8 +138,14 @@ def test_a_waiting_run_ends_with_its_proposal_and_how_to_decide(runs):
     out = _end_of_run(waiting, 80)
     pid = waiting["awaiting_approval"]["proposal"]["proposal_id"]
     assert not broken_ids(out, report_ids(waiting)), (broken_ids(out, report_ids(waiting)), out)
-    order = ["nop-passes", f"proposed: {pid}", "gate: passed", "approval: awaiting a decision",
-             f"run {WAITING}: verdict awaiting_approval", f"qa approve {WAITING}"]
+    order = [
+        "nop-passes",
+        f"proposed: {pid}",
+        "gate: passed",
+        "approval: awaiting a decision",
+        f"run {WAITING}: verdict awaiting_approval",
+        f"qa approve {WAITING}",
+    ]
     flat = " ".join(out.split())
     at = [flat.find(s) for s in order]
     assert -1 not in at and at == sorted(at), (list(zip(order, at)), out)

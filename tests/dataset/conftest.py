@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from qa_testkit import EXAMPLES
-from tests.fake_tasks import always_pass_verifier, solve_by_heredoc, script_probe_commands, wordfreq_verifier
 from envqa.sandbox.fake import FakeBackend
+from qa_testkit import EXAMPLES
+from tests.fake_tasks import always_pass_verifier, script_probe_commands, solve_by_heredoc, wordfreq_verifier
 
 BAD_TOML = 'version = "1.0"\n[verifier]\ntimeout_sec = "soon"\n'  # a malformed task: timeout_sec is not a number
 
@@ -42,5 +42,8 @@ def make_dataset(root: Path, names: dict[str, str], malformed: tuple[str, ...] =
 
 @pytest.fixture
 def dataset_dir(tmp_path) -> Path:
-    return make_dataset(tmp_path / "tasks", {"clean-wordfreq": "clean-wordfreq", "always-pass": "always-pass"},
-                        malformed=("broken-toml",))
+    return make_dataset(
+        tmp_path / "tasks",
+        {"clean-wordfreq": "clean-wordfreq", "always-pass": "always-pass"},
+        malformed=("broken-toml",),
+    )

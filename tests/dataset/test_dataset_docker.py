@@ -18,9 +18,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from qa_testkit import EXAMPLES, QA, interruptible, sigkill_when, store_rows, wait_for
 
-from envqa.scheduler.embedded import RedisServer, WorkerPool
+from envqa.scheduler.embedded import WorkerPool
+from qa_testkit import EXAMPLES, QA, interruptible, sigkill_when, store_rows, wait_for
 
 FAST = "[probes]\noracle_runs = 1\n[reviser]\ngate_oracle_runs = 1\n"
 
@@ -63,13 +63,23 @@ def test_three_examples_as_one_dataset_with_json(tmp_path, cwd, qa_env, base_ima
     out = _json(_qa(["run", str(ds), "--jobs", "5", "--approval", "wait", "--json"], qa_env, cwd), code=4)
     rows = {r["name"]: r for r in out["tasks"]}
     assert {n: (r["verdict"], r["exit_code"]) for n, r in rows.items()} == {
-        "always-pass": ("awaiting_approval", 4), "clean-wordfreq": ("clean", 0), "tb1-clean": ("clean", 0),
-        "twin-a": ("clean", 0), "twin-b": ("clean", 0)}
+        "always-pass": ("awaiting_approval", 4),
+        "clean-wordfreq": ("clean", 0),
+        "tb1-clean": ("clean", 0),
+        "twin-a": ("clean", 0),
+        "twin-b": ("clean", 0),
+    }
     assert out["exit_code"] == 4 and out["summary"]["by_verdict"] == {"awaiting_approval": 1, "clean": 4}
     assert all(r["run_id"] and r["seconds"] > 0 and Path(r["report_html"]).is_file() for r in rows.values())
     home = qa_env["QA_HOME"]
-    versions = {r["env_version"] for r in store_rows(home, "SELECT env_version FROM runs WHERE run_id IN (?,?)",
-                                                      (rows["twin-a"]["run_id"], rows["twin-b"]["run_id"]))}
+    versions = {
+        r["env_version"]
+        for r in store_rows(
+            home,
+            "SELECT env_version FROM runs WHERE run_id IN (?,?)",
+            (rows["twin-a"]["run_id"], rows["twin-b"]["run_id"]),
+        )
+    }
     try:
         assert len(versions) == 1  # the same content is the same version, whatever the folder's name
         builds = store_rows(home, "SELECT COUNT(*) AS n FROM image_builds WHERE env_version=?", (versions.pop(),))
@@ -78,34 +88,47 @@ def test_three_examples_as_one_dataset_with_json(tmp_path, cwd, qa_env, base_ima
         for v in {r["env_version"] for r in store_rows(home, "SELECT env_version FROM runs")}:
             if v and store_rows(home, "SELECT 1 AS x FROM image_builds WHERE env_version=?", (v,)):
                 _remove_images(docker_client, v)
-    linked = store_rows(home, "SELECT path, run_id, status FROM dataset_tasks WHERE dataset_id=?",
-                        (out["dataset_run_id"],))
+    linked = store_rows(
+        home, "SELECT path, run_id, status FROM dataset_tasks WHERE dataset_id=?", (out["dataset_run_id"],)
+    )
     assert sorted((Path(r["path"]).name, r["status"]) for r in linked) == sorted((n, "done") for n in rows)
 
 
 def test_kill_9_halfway_then_resume_repeats_no_finished_task(tmp_path, cwd, qa_env, base_image, docker_client):
     ds = _dataset(tmp_path / "ds", ["clean-wordfreq", "tb1-clean", "clean-pip-or-true"])
     home = qa_env["QA_HOME"]
-    proc = subprocess.Popen([QA, "run", str(ds), "--jobs", "1", "--json"], env=qa_env, cwd=cwd,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [QA, "run", str(ds), "--jobs", "1", "--json"],
+        env=qa_env,
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
     def halfway():  # one task done, the next one's run has recorded a trial
         done = store_rows(home, "SELECT run_id FROM dataset_tasks WHERE status='done'")
-        running = store_rows(home, "SELECT t.run_id FROM dataset_tasks t JOIN trials r ON r.run_id = t.run_id "
-                                   "WHERE t.status='running' AND r.status='done'")
+        running = store_rows(
+            home,
+            "SELECT t.run_id FROM dataset_tasks t JOIN trials r ON r.run_id = t.run_id "
+            "WHERE t.status='running' AND r.status='done'",
+        )
         return done and running
 
     sigkill_when(proc, halfway, 600, "one task done and another one's first trial")
-    before = {r["run_id"]: r["n"] for r in store_rows(
-        home, "SELECT run_id, COUNT(*) AS n FROM trials WHERE status='done' GROUP BY run_id")}
+    before = {
+        r["run_id"]: r["n"]
+        for r in store_rows(home, "SELECT run_id, COUNT(*) AS n FROM trials WHERE status='done' GROUP BY run_id")
+    }
     finished = [r["run_id"] for r in store_rows(home, "SELECT run_id FROM dataset_tasks WHERE status='done'")]
     interrupted = [r["run_id"] for r in store_rows(home, "SELECT run_id FROM dataset_tasks WHERE status='running'")]
     dataset_id = store_rows(home, "SELECT dataset_id FROM datasets")[0]["dataset_id"]
 
     out = _json(_qa(["run", "--resume", dataset_id, "--json"], qa_env, cwd), code=0)
     assert out["dataset_run_id"] == dataset_id and [r["verdict"] for r in out["tasks"]] == ["clean"] * 3
-    after = {r["run_id"]: r["n"] for r in store_rows(
-        home, "SELECT run_id, COUNT(*) AS n FROM trials WHERE status='done' GROUP BY run_id")}
+    after = {
+        r["run_id"]: r["n"]
+        for r in store_rows(home, "SELECT run_id, COUNT(*) AS n FROM trials WHERE status='done' GROUP BY run_id")
+    }
     for run_id in finished:  # finished before the kill: not one trial more
         assert after[run_id] == before[run_id]
     rows = {r["run_id"] for r in out["tasks"]}
@@ -117,18 +140,29 @@ def test_kill_9_halfway_then_resume_repeats_no_finished_task(tmp_path, cwd, qa_e
         assert not docker_client.containers.list(all=True, filters={"label": f"envqa.run={run_id}"})
 
 
-def test_redis_mode_two_workers_one_killed_loses_nothing(tmp_path, cwd, qa_env, base_image):
+def test_redis_mode_two_workers_one_killed_loses_nothing(tmp_path, cwd, qa_env, base_image, redis_server):
     ds = _dataset(tmp_path / "ds", ["clean-wordfreq", "tb1-clean", "clean-pip-or-true"])
-    server = RedisServer(tmp_path / "redis").start()
+    server = redis_server(tmp_path / "redis")
     home = qa_env["QA_HOME"]
     pool = WorkerPool(server.url, 2, "*", env={"QA_HOME": home}, log_dir=tmp_path / "workers").start()
     try:
         qa_env["REDIS_URL"] = server.url
-        proc = subprocess.Popen([QA, "run", str(ds), "--json", "--stall-timeout", "300"], env=qa_env, cwd=cwd,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [QA, "run", str(ds), "--json", "--stall-timeout", "300"],
+            env=qa_env,
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         # the dataset's trials are on the workers (one recorded already): kill -9 one of the two workers
-        wait_for(lambda: store_rows(home, "SELECT 1 AS x FROM trials t JOIN dataset_tasks d ON d.run_id = t.run_id "
-                                          "WHERE t.status='done'"), 600, "a first trial of the dataset")
+        wait_for(
+            lambda: store_rows(
+                home, "SELECT 1 AS x FROM trials t JOIN dataset_tasks d ON d.run_id = t.run_id WHERE t.status='done'"
+            ),
+            600,
+            "a first trial of the dataset",
+        )
         victim = pool.procs[0]
         os.killpg(victim.pid, signal.SIGKILL)  # the worker and the job process it forked
         victim.wait(timeout=30)
@@ -136,7 +170,10 @@ def test_redis_mode_two_workers_one_killed_loses_nothing(tmp_path, cwd, qa_env, 
         assert proc.returncode == 0, stderr[-4000:]
         out = json.loads(stdout.strip().splitlines()[-1])
         assert sorted((r["name"], r["verdict"]) for r in out["tasks"]) == [
-            ("clean-pip-or-true", "clean"), ("clean-wordfreq", "clean"), ("tb1-clean", "clean")]
+            ("clean-pip-or-true", "clean"),
+            ("clean-wordfreq", "clean"),
+            ("tb1-clean", "clean"),
+        ]
         assert len(store_rows(home, "SELECT run_id FROM runs")) == 3  # no task ran as a second run
     finally:
         pool.stop()
@@ -146,9 +183,17 @@ def test_redis_mode_two_workers_one_killed_loses_nothing(tmp_path, cwd, qa_env, 
 def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path, cwd, qa_env, base_image, docker_client):
     ds = _dataset(tmp_path / "ds", ["clean-wordfreq", "tb1-clean"])
     home = qa_env["QA_HOME"]
-    proc = subprocess.Popen([QA, "run", str(ds), "--jobs", "2"], env=qa_env, cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
+    proc = subprocess.Popen(
+        [QA, "run", str(ds), "--jobs", "2"],
+        env=qa_env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=interruptible,
+    )
     try:
+
         def a_trial_container():
             runs = [r["run_id"] for r in store_rows(home, "SELECT run_id FROM dataset_tasks WHERE run_id IS NOT NULL")]
             return any(docker_client.containers.list(filters={"label": f"envqa.run={rid}"}) for rid in runs) and runs

@@ -46,8 +46,9 @@ def backend():
 @pytest.fixture
 def qa_toml(tmp_path, monkeypatch, backend):
     path = tmp_path / "qa.toml"
-    path.write_text(f'home = "{tmp_path / "home"}"\n[sandbox]\nbackend = "{use_backend(backend)}"\n'
-                    '[scheduler]\nmode = "local"\n')
+    path.write_text(
+        f'home = "{tmp_path / "home"}"\n[sandbox]\nbackend = "{use_backend(backend)}"\n[scheduler]\nmode = "local"\n'
+    )
     monkeypatch.delenv("REDIS_URL", raising=False)
     monkeypatch.delenv("QA_SCHEDULER_MODE", raising=False)
     return path
@@ -60,8 +61,11 @@ def run_json(args: list[str], code: int) -> dict:
 
 
 def test_discovery_mixes_formats_skips_hidden_and_filters(tmp_path):
-    root = make_dataset(tmp_path / "ds", {"clean-wordfreq": "clean-wordfreq", "tb1-clean": "tb1-clean",
-                                          "always-pass": "always-pass"}, malformed=("broken-toml",))
+    root = make_dataset(
+        tmp_path / "ds",
+        {"clean-wordfreq": "clean-wordfreq", "tb1-clean": "tb1-clean", "always-pass": "always-pass"},
+        malformed=("broken-toml",),
+    )
     (root / ".git").mkdir()
     (root / "notes.md").write_text("not a task")
     spec = root / "from-spec"
@@ -74,8 +78,11 @@ def test_discovery_mixes_formats_skips_hidden_and_filters(tmp_path):
     assert [n for n, e in errors.items() if e] == ["broken-toml"]  # a spec-only folder is checked by its run
 
     assert [t.name for t in discover([root], include=["clean-*", "tb1-*"])] == ["clean-wordfreq", "tb1-clean"]
-    assert [t.name for t in discover([root], exclude=["*-clean", "broken-*"])] == ["always-pass", "clean-wordfreq",
-                                                                                   "from-spec"]
+    assert [t.name for t in discover([root], exclude=["*-clean", "broken-*"])] == [
+        "always-pass",
+        "clean-wordfreq",
+        "from-spec",
+    ]
     assert [t.name for t in discover([root], max_tasks=2)] == ["always-pass", "broken-toml"]
     # a task named twice (the dataset and the task itself) is one task; a missing path is a row of its own
     both = discover([root / "clean-wordfreq", root, tmp_path / "nope"], include=["clean-*", "nope"])
@@ -93,13 +100,19 @@ def test_a_dataset_runs_every_task_and_a_malformed_one_is_a_row(dataset_dir, qa_
     out = run_json(["run", str(dataset_dir), "-c", str(qa_toml), "--jobs", "2"], code=1)
     rows = {r["name"]: r for r in out["tasks"]}
     assert {n: (r["verdict"], r["exit_code"]) for n, r in rows.items()} == {
-        "always-pass": ("awaiting_approval", 4), "broken-toml": ("invalid", 2), "clean-wordfreq": ("clean", 0)}
+        "always-pass": ("awaiting_approval", 4),
+        "broken-toml": ("invalid", 2),
+        "clean-wordfreq": ("clean", 0),
+    }
     assert "task.toml" in rows["broken-toml"]["error"] and rows["broken-toml"]["run_id"] is None
     assert {f["rule"] for f in rows["always-pass"]["findings"]} >= {"nop-passes"}
     assert rows["always-pass"]["proposals"][0]["state"] == "awaiting_approval"
     assert out["exit_code"] == 1 and out["schema_version"] == 1 and out["dataset_run_id"].startswith("ds-")
-    assert out["summary"]["tasks"] == 3 and out["summary"]["by_verdict"] == {"awaiting_approval": 1, "invalid": 1,
-                                                                             "clean": 1}
+    assert out["summary"]["tasks"] == 3 and out["summary"]["by_verdict"] == {
+        "awaiting_approval": 1,
+        "invalid": 1,
+        "clean": 1,
+    }
     assert out["summary"]["by_rule"]["nop-passes"] == 1
 
     store = Store(Path(load_config(qa_toml, {}).db_path))
@@ -174,5 +187,6 @@ def test_resume_of_a_task_killed_before_its_first_checkpoint_starts_it_afresh(da
     store.create_run("run-killed-early", path)  # ... and execute_run next, then the kill
     out = run_json(["run", "--resume", plan.dataset_id, "-c", str(qa_toml)], code=0)
     assert [(r["name"], r["run_id"], r["verdict"]) for r in out["tasks"]] == [
-        ("clean-wordfreq", "run-killed-early", "clean")]
+        ("clean-wordfreq", "run-killed-early", "clean")
+    ]
     assert store.get_run("run-killed-early")["status"] == "finished"

@@ -7,8 +7,8 @@ layers; each test removes what it created.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -36,9 +36,15 @@ if [ "$(cat /app/out.txt 2>/dev/null)" = "ok" ]; then echo 1; else echo 0; fi > 
 """
 
 
-def write_env(root: Path, *, solve: str = "echo ok > /app/out.txt\n", test_sh: str = GOOD_TEST_SH,
-              dockerfile: str = "FROM debian:bookworm\nWORKDIR /app\n", agent_timeout: float = 60.0,
-              extra: dict[str, str] | None = None) -> Path:
+def write_env(
+    root: Path,
+    *,
+    solve: str = "echo ok > /app/out.txt\n",
+    test_sh: str = GOOD_TEST_SH,
+    dockerfile: str = "FROM debian:bookworm\nWORKDIR /app\n",
+    agent_timeout: float = 60.0,
+    extra: dict[str, str] | None = None,
+) -> Path:
     """A minimal Harbor environment: the task is to write `ok` to /app/out.txt."""
     files = {
         "task.toml": TASK_TOML.format(agent_timeout=agent_timeout),
@@ -61,6 +67,7 @@ def make_env(tmp_path) -> Callable[..., Path]:
 
     def make(**kwargs) -> Path:
         return write_env(tmp_path / f"env{next(counter)}", **kwargs)
+
     return make
 
 
@@ -73,6 +80,7 @@ def start_sandbox(docker_backend, base_image):
         sb = docker_backend.start(SandboxSpec(image=base_image, **spec))
         started.append(sb)
         return sb
+
     yield start
     for sb in started:
         sb.stop()

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from envqa.core.adapter_passwords import DATA, known_passwords, keys_payload
+from envqa.core.adapter_passwords import DATA, keys_payload, known_passwords
 
 pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
 
@@ -38,8 +38,12 @@ def test_the_opener_accepts_the_right_key_only(tmp_path):
     tac, canary = by_adapter["TheAgentCompany"], by_adapter["BrowseComp-Plus"]
     key = tac.encode().ljust(32, b"\0")
     iv = b"\1" * 16
-    ct = subprocess.run(["openssl", "enc", "-aes-128-cbc", "-K", key[16:].hex(), "-iv", iv.hex()],
-                        input=b"echo answer\n", capture_output=True, check=True).stdout
+    ct = subprocess.run(
+        ["openssl", "enc", "-aes-128-cbc", "-K", key[16:].hex(), "-iv", iv.hex()],
+        input=b"echo answer\n",
+        capture_output=True,
+        check=True,
+    ).stdout
     body = b"\x80" + b"\0" * 8 + iv + ct
     token = base64.urlsafe_b64encode(body + hmac.new(key[:16], body, hashlib.sha256).digest())
     (tmp_path / "solution.enc").write_bytes(token)

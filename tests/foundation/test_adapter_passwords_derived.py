@@ -35,8 +35,9 @@ def test_a_cocoabench_style_file_opens_with_the_derived_password_only(tmp_path):
     task = "my-cocoa-task"
     password = next(p.value for p in known_passwords(task) if p.adapter == "CocoaBench")
     pad = hashlib.sha256(password.encode()).digest()
-    (tmp_path / "test.py.enc").write_bytes(base64.b64encode(bytes(b ^ pad[i % 32]
-                                                                  for i, b in enumerate(b"assert answer == 42\n"))))
+    (tmp_path / "test.py.enc").write_bytes(
+        base64.b64encode(bytes(b ^ pad[i % 32] for i, b in enumerate(b"assert answer == 42\n")))
+    )
     assert opens(str(tmp_path / "test.py.enc"), "encrypted (by its name)", password)
     assert not opens(str(tmp_path / "test.py.enc"), "encrypted (by its name)", "maze_solution_encryption_key")
 
@@ -45,8 +46,13 @@ def test_a_cocoabench_style_file_opens_with_the_derived_password_only(tmp_path):
 def test_the_maze_tasks_openssl_key_opens_its_solution(tmp_path):
     opens = _opener()
     key = next(p.value for p in known_passwords() if p.adapter.startswith("Terminal-Bench"))
-    enc = subprocess.run(["openssl", "enc", "-aes-256-cbc", "-salt", "-k", key], input=b"module.exports = 1;\n",
-                         capture_output=True, check=True, timeout=30).stdout
+    enc = subprocess.run(
+        ["openssl", "enc", "-aes-256-cbc", "-salt", "-k", key],
+        input=b"module.exports = 1;\n",
+        capture_output=True,
+        check=True,
+        timeout=30,
+    ).stdout
     (tmp_path / "encrypted.enc").write_bytes(enc)
     assert opens(str(tmp_path / "encrypted.enc"), "openssl-encrypted", key)
     assert not opens(str(tmp_path / "encrypted.enc"), "openssl-encrypted", "password")

@@ -22,8 +22,9 @@ def _no_probes(tmp_path: Path) -> list[str]:
 
 
 def _popen(args: list[str], env: dict) -> subprocess.Popen:
-    return subprocess.Popen([QA, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=interruptible)
+    return subprocess.Popen(
+        [QA, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible
+    )
 
 
 @pytest.mark.fast
@@ -57,14 +58,16 @@ def test_ctrl_c_mid_trial_removes_containers_and_exits_130(tmp_path, qa_env, doc
     run_id = "run-sigint-" + os.urandom(4).hex()
     proc = _popen(["run", str(root), "--run-id", run_id, "--json", *_no_probes(tmp_path)], qa_env)
     try:
+
         def solve_running():
             for c in containers_with(docker_client, **{"envqa.run": run_id}):
                 try:
                     if any("sleep 300" in " ".join(p) for p in c.top().get("Processes", [])):
                         return True
-                except Exception:
+                except Exception:  # noqa: BLE001 - a container that went away while polled
                     pass
             return False
+
         wait_for(solve_running, 120, "the oracle's solve.sh to be running in a container", every=0.2)
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=60)
@@ -111,7 +114,11 @@ def test_image_that_does_not_build_is_a_finding(tmp_path, qa_env):
 
 def test_run_id_reuse_is_an_input_error(tmp_path, qa_env):
     root = write_env(tmp_path / "env")
-    first = run_qa(["run", str(root), "--run-id", "run-twice", "--json", "--oracle-runs", "1", *_no_probes(tmp_path)], qa_env, timeout=300)
+    first = run_qa(
+        ["run", str(root), "--run-id", "run-twice", "--json", "--oracle-runs", "1", *_no_probes(tmp_path)],
+        qa_env,
+        timeout=300,
+    )
     assert first.returncode == 0, first.stderr
     again = run_qa(["run", str(root), "--run-id", "run-twice"], qa_env, timeout=120)
     assert again.returncode == 2 and "already exists" in again.stderr

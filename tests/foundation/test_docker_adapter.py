@@ -30,8 +30,13 @@ def test_the_check_names_what_is_missing(monkeypatch):
 
 def test_exec_frames_and_stdin_through_the_raw_socket(docker_client, base_image):
     api = docker_client.api
-    box = docker_client.containers.run(base_image, ["sleep", "60"], detach=True, network_mode="none",
-                                       labels={"envqa.test": "docker-adapter", **session_labels()})
+    box = docker_client.containers.run(
+        base_image,
+        ["sleep", "60"],
+        detach=True,
+        network_mode="none",
+        labels={"envqa.test": "docker-adapter", **session_labels()},
+    )
     try:
         exec_id = api.exec_create(box.id, ["sh", "-c", "cat; echo to-err >&2"], stdin=True)["Id"]
         sock = api.exec_start(exec_id, socket=True)

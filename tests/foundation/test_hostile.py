@@ -14,9 +14,9 @@ import pytest
 
 from envqa.agents.trial import run_trial
 from envqa.core.environment import load_environment
+from envqa.core.layout import RunLayout
 from envqa.core.models import Outcome, TrialSpec
 from envqa.sandbox.limits import container_pids
-from envqa.core.layout import RunLayout
 from tests.foundation.conftest import TASK_TOML, containers_with
 
 DOCKER_ROOT = "/var/lib/docker"
@@ -29,20 +29,23 @@ HOSTILE = {
     "disk-fill": "dd if=/dev/zero of=/app/fill bs=1M count=200000 status=none\necho ok > /app/out.txt\n",
     "gigabyte-stdout": "head -c 1000000000 /dev/zero\n",
     "egress": "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 80), timeout=5)\" "
-              "&& echo ok > /app/out.txt\n",
+    "&& echo ok > /app/out.txt\n",
 }
 
 
 def host_state() -> dict:
     meminfo = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
-    return {"mem_available_mb": int(meminfo["MemAvailable"].split()[0]) // 1024,
-            "disk_free_mb": shutil.disk_usage(DOCKER_ROOT).free // 2**20,
-            "pids": sum(1 for p in Path("/proc").iterdir() if p.name.isdigit())}
+    return {
+        "mem_available_mb": int(meminfo["MemAvailable"].split()[0]) // 1024,
+        "disk_free_mb": shutil.disk_usage(DOCKER_ROOT).free // 2**20,
+        "pids": sum(1 for p in Path("/proc").iterdir() if p.name.isdigit()),
+    }
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
-def test_a_hostile_solution_is_the_agents_failure_and_the_host_is_unaffected(name, make_env, qa_config,
-                                                                             docker_backend, docker_client):
+def test_a_hostile_solution_is_the_agents_failure_and_the_host_is_unaffected(
+    name, make_env, qa_config, docker_backend, docker_client
+):
     toml = TASK_TOML.format(agent_timeout=60.0) + f"storage_mb = {DISK_CAP_MB}\npids_limit = 256\n"
     env = load_environment(make_env(solve=HOSTILE[name], extra={"task.toml": toml}))
     run_id = f"hostile-{uuid.uuid4().hex[:8]}"
@@ -58,8 +61,10 @@ def test_a_hostile_solution_is_the_agents_failure_and_the_host_is_unaffected(nam
     result = run_trial(spec, env, docker_backend, qa_config, RunLayout(qa_config.runs_dir, run_id), keep_sandbox=keep)
     after = host_state()
     exec_log = (qa_config.runs_dir / run_id / result.trial_id / "agent" / "exec.txt").read_text()
-    print(f"{name}: outcome={result.outcome} error_class={result.error_class} {exec_log.strip()} "
-          f"layer={seen.get('layer_mb')}MB before={before} after={after}")
+    print(
+        f"{name}: outcome={result.outcome} error_class={result.error_class} {exec_log.strip()} "
+        f"layer={seen.get('layer_mb')}MB before={before} after={after}"
+    )
 
     assert result.outcome == Outcome.FAIL, (result.outcome, result.error_class, result.error_message)
     assert result.error_class is None and result.reward == 0.0  # judged by the verifier: the agent's failure

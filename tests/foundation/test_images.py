@@ -9,12 +9,16 @@ import docker.errors
 import pytest
 
 from envqa.core.environment import load_environment
-from envqa.core.sandbox import ImageBuildError
 from envqa.core.image_map import rewrite_dockerfile
+from envqa.core.sandbox import ImageBuildError
 from qa_testkit import wait_for
 
-MAP = {"debian:*": "envqa-base:bookworm", "debian": "envqa-base:bookworm", "python:3*": "envqa-base:bookworm",
-       "ubuntu:*": "envqa-base:bookworm"}
+MAP = {
+    "debian:*": "envqa-base:bookworm",
+    "debian": "envqa-base:bookworm",
+    "python:3*": "envqa-base:bookworm",
+    "ubuntu:*": "envqa-base:bookworm",
+}
 
 
 @pytest.mark.fast
@@ -41,9 +45,11 @@ def test_platform_flag_is_kept_and_image_rewritten():
 
 @pytest.mark.fast
 def test_multi_stage_names_are_not_mapped_or_counted_as_bases():
-    src = ("FROM python:3.11 AS Build\nRUN echo build > /x\n"
-           "FROM --platform=$BUILDPLATFORM build AS test\n"
-           "FROM debian:bookworm\nCOPY --from=build /x /x\n")
+    src = (
+        "FROM python:3.11 AS Build\nRUN echo build > /x\n"
+        "FROM --platform=$BUILDPLATFORM build AS test\n"
+        "FROM debian:bookworm\nCOPY --from=build /x /x\n"
+    )
     text, rewrites, bases = rewrite_dockerfile(src, MAP)
     lines = text.splitlines()
     assert lines[0] == "FROM envqa-base:bookworm AS Build"
@@ -69,8 +75,9 @@ def test_empty_map_rewrites_nothing_and_keeps_text_byte_for_byte():
 
 
 def test_build_then_cache_hit_then_new_tag_on_change(docker_backend, docker_client, make_env):
-    root = make_env(dockerfile="FROM debian:bookworm\nCOPY data.txt /data.txt\n",
-                    extra={"environment/data.txt": "one\n"})
+    root = make_env(
+        dockerfile="FROM debian:bookworm\nCOPY data.txt /data.txt\n", extra={"environment/data.txt": "one\n"}
+    )
     env = load_environment(root)
     first_tag, _ = docker_backend.ensure_image(env)
     builds = docker_backend.builds
@@ -122,8 +129,9 @@ def test_unresolvable_from_is_a_build_error_not_a_crash(docker_backend, make_env
 def test_build_timeout_cancels_the_engine_build(docker_backend, docker_client, make_env):
     token = uuid.uuid4().hex  # unique, so no earlier run's layer cache can make this build fast
     root = make_env(dockerfile=f"FROM debian:bookworm\nRUN echo {token} && sleep 30\n")
-    (root / "task.toml").write_text((root / "task.toml").read_text().replace("build_timeout_sec = 120.0",
-                                                                             "build_timeout_sec = 2"))
+    (root / "task.toml").write_text(
+        (root / "task.toml").read_text().replace("build_timeout_sec = 120.0", "build_timeout_sec = 2")
+    )
     env = load_environment(root)
     started = time.monotonic()
     with pytest.raises(ImageBuildError) as info:
@@ -133,9 +141,13 @@ def test_build_timeout_cancels_the_engine_build(docker_backend, docker_client, m
     tag, _ = docker_backend.prepare(env)
 
     def build_container_gone():
-        running = [c for c in docker_client.containers.list(all=True)
-                   if token in " ".join(c.attrs.get("Config", {}).get("Cmd") or [])]
+        running = [
+            c
+            for c in docker_client.containers.list(all=True)
+            if token in " ".join(c.attrs.get("Config", {}).get("Cmd") or [])
+        ]
         return not running
+
     wait_for(build_container_gone, 20, "the engine to cancel the timed-out build")
     with pytest.raises(docker.errors.ImageNotFound):  # a timed-out build must never become a cache hit
         docker_client.images.get(tag)

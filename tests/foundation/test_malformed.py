@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -25,6 +25,7 @@ def _sub(rel: str, old: str, new: str) -> Callable[[Path], None]:
         text = path.read_text()
         assert old in text, f"{old!r} not in {rel}"
         path.write_text(text.replace(old, new, 1))
+
     return mutate
 
 
@@ -37,6 +38,7 @@ def _write(rel: str, data: str | bytes) -> Callable[[Path], None]:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data if isinstance(data, bytes) else data.encode())
+
     return mutate
 
 
@@ -44,6 +46,7 @@ def _remove(rel: str) -> Callable[[Path], None]:
     def mutate(root: Path) -> None:
         path = root / rel
         shutil.rmtree(path) if path.is_dir() else path.unlink()
+
     return mutate
 
 
@@ -61,48 +64,132 @@ class Case:
 H, T = "clean-wordfreq", "tb1-clean"
 CASES = [
     Case("no-task-file", H, _remove("task.toml"), "", None, ("task.toml", "task.yaml")),
-    Case("invalid-toml", H, _write("task.toml", "version = \"1.0\"\n[agent\ntimeout_sec = 5\n"), "task.toml",
-         None, ("invalid TOML",)),
+    Case(
+        "invalid-toml",
+        H,
+        _write("task.toml", 'version = "1.0"\n[agent\ntimeout_sec = 5\n'),
+        "task.toml",
+        None,
+        ("invalid TOML",),
+    ),
     # Unknown keys are warnings since schema 1.4 (issue 23: tests/foundation/test_task_config.py); bad VALUES
     # of known keys, the new ones included, still stop here.
-    Case("bad-verifier-mode", H, _sub("task.toml", "[verifier]\n", '[verifier]\nenvironment_mode = "sideways"\n'),
-         "task.toml", "verifier.environment_mode", ("sideways",)),
-    Case("bad-step-min-reward", H, _append("task.toml", '\n[[steps]]\nname = "one"\nmin_reward = "high"\n'),
-         "task.toml", "steps.0.min_reward", ("high",)),
-    Case("wrong-type", H, _sub("task.toml", "timeout_sec = 120.0", 'timeout_sec = "fast"'), "task.toml",
-         "agent.timeout_sec", ("fast",)),
-    Case("table-expected", H, _sub("task.toml", 'version = "1.0"\n', 'version = "1.0"\nsolution = 5\n'), "task.toml",
-         "solution"),
-    Case("negative-timeout", H, _sub("task.toml", "timeout_sec = 60.0", "timeout_sec = -1"), "task.toml",
-         "verifier.timeout_sec", ("greater than 0",)),
-    Case("bad-network-mode", H, _append("task.toml", 'network_mode = "sometimes"\n'), "task.toml",
-         "environment.network_mode", ("sometimes",)),
-    Case("cpus-zero", H, _sub("task.toml", "cpus = 1", "cpus = 0"), "task.toml", "environment.cpus",
-         ("greater than 0",)),
-    Case("memory-too-small", H, _sub("task.toml", "memory_mb = 512", "memory_mb = 1"), "task.toml",
-         "environment.memory_mb"),
+    Case(
+        "bad-verifier-mode",
+        H,
+        _sub("task.toml", "[verifier]\n", '[verifier]\nenvironment_mode = "sideways"\n'),
+        "task.toml",
+        "verifier.environment_mode",
+        ("sideways",),
+    ),
+    Case(
+        "bad-step-min-reward",
+        H,
+        _append("task.toml", '\n[[steps]]\nname = "one"\nmin_reward = "high"\n'),
+        "task.toml",
+        "steps.0.min_reward",
+        ("high",),
+    ),
+    Case(
+        "wrong-type",
+        H,
+        _sub("task.toml", "timeout_sec = 120.0", 'timeout_sec = "fast"'),
+        "task.toml",
+        "agent.timeout_sec",
+        ("fast",),
+    ),
+    Case(
+        "table-expected",
+        H,
+        _sub("task.toml", 'version = "1.0"\n', 'version = "1.0"\nsolution = 5\n'),
+        "task.toml",
+        "solution",
+    ),
+    Case(
+        "negative-timeout",
+        H,
+        _sub("task.toml", "timeout_sec = 60.0", "timeout_sec = -1"),
+        "task.toml",
+        "verifier.timeout_sec",
+        ("greater than 0",),
+    ),
+    Case(
+        "bad-network-mode",
+        H,
+        _append("task.toml", 'network_mode = "sometimes"\n'),
+        "task.toml",
+        "environment.network_mode",
+        ("sometimes",),
+    ),
+    Case(
+        "cpus-zero", H, _sub("task.toml", "cpus = 1", "cpus = 0"), "task.toml", "environment.cpus", ("greater than 0",)
+    ),
+    Case(
+        "memory-too-small",
+        H,
+        _sub("task.toml", "memory_mb = 512", "memory_mb = 1"),
+        "task.toml",
+        "environment.memory_mb",
+    ),
     Case("missing-instruction", H, _remove("instruction.md"), "instruction.md", None, ("missing",)),
     Case("empty-instruction", H, _write("instruction.md", "  \n\n"), "instruction.md", None, ("empty",), lint_exit=1),
-    Case("non-utf8-instruction", H, _write("instruction.md", b"caf\xe9 \xff\xfe\n"), "instruction.md", None,
-         ("UTF-8",)),
+    Case(
+        "non-utf8-instruction", H, _write("instruction.md", b"caf\xe9 \xff\xfe\n"), "instruction.md", None, ("UTF-8",)
+    ),
     Case("missing-dockerfile", H, _remove("environment/Dockerfile"), "environment/Dockerfile", None, ("missing",)),
     Case("missing-environment-dir", H, _remove("environment"), "environment/Dockerfile", None, ("missing",)),
-    Case("dockerfile-without-from", H, _write("environment/Dockerfile", "# base\nRUN echo hi\n"),
-         "environment/Dockerfile", None, ("FROM",)),
+    Case(
+        "dockerfile-without-from",
+        H,
+        _write("environment/Dockerfile", "# base\nRUN echo hi\n"),
+        "environment/Dockerfile",
+        None,
+        ("FROM",),
+    ),
     Case("missing-test-sh", H, _remove("tests/test.sh"), "tests/test.sh", None, ("missing", "verifier")),
     Case("missing-solve-sh", H, _remove("solution/solve.sh"), "solution/solve.sh", None, ("missing",)),
-    Case("solve-sh-is-a-directory", H, lambda r: (_remove("solution/solve.sh")(r), (r / "solution/solve.sh").mkdir()),
-         "solution/solve.sh", None, ("regular file",)),
-    Case("tb1-invalid-yaml", T, _write("task.yaml", "instruction: [unclosed\n  - x: : :\n"), "task.yaml", None,
-         ("invalid YAML",)),
+    Case(
+        "solve-sh-is-a-directory",
+        H,
+        lambda r: (_remove("solution/solve.sh")(r), (r / "solution/solve.sh").mkdir()),
+        "solution/solve.sh",
+        None,
+        ("regular file",),
+    ),
+    Case(
+        "tb1-invalid-yaml",
+        T,
+        _write("task.yaml", "instruction: [unclosed\n  - x: : :\n"),
+        "task.yaml",
+        None,
+        ("invalid YAML",),
+    ),
     Case("tb1-not-a-mapping", T, _write("task.yaml", "- just\n- a list\n"), "task.yaml", None, ("mapping",)),
-    Case("tb1-unknown-key", T, _append("task.yaml", "max_agent_timeout: 5\n"), "task.yaml", "max_agent_timeout",
-         ("unknown field",)),
+    Case(
+        "tb1-unknown-key",
+        T,
+        _append("task.yaml", "max_agent_timeout: 5\n"),
+        "task.yaml",
+        "max_agent_timeout",
+        ("unknown field",),
+    ),
     Case("tb1-missing-instruction", T, _write("task.yaml", "difficulty: easy\n"), "task.yaml", "instruction"),
-    Case("tb1-negative-timeout", T, _sub("task.yaml", "max_agent_timeout_sec: 60", "max_agent_timeout_sec: -5"),
-         "task.yaml", "max_agent_timeout_sec", ("greater than 0",)),
-    Case("tb1-wrong-parser", T, _sub("task.yaml", "parser_name: pytest", "parser_name: swebench"), "task.yaml",
-         "parser_name", ("swebench",)),
+    Case(
+        "tb1-negative-timeout",
+        T,
+        _sub("task.yaml", "max_agent_timeout_sec: 60", "max_agent_timeout_sec: -5"),
+        "task.yaml",
+        "max_agent_timeout_sec",
+        ("greater than 0",),
+    ),
+    Case(
+        "tb1-wrong-parser",
+        T,
+        _sub("task.yaml", "parser_name: pytest", "parser_name: swebench"),
+        "task.yaml",
+        "parser_name",
+        ("swebench",),
+    ),
     Case("tb1-missing-run-tests", T, _remove("run-tests.sh"), "run-tests.sh", None, ("missing",)),
     Case("tb1-missing-solution", T, _remove("solution.sh"), "solution.sh", None, ("missing",)),
     Case("tb1-missing-dockerfile", T, _remove("Dockerfile"), "Dockerfile", None, ("missing",)),
@@ -128,6 +215,7 @@ def _check_message(stderr: str, root: Path, case: Case) -> None:
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory):
     """Every case through `qa lint` and `qa run --json`, four CLI processes at a time."""
+
     def one(case: Case):
         base = tmp_path_factory.mktemp(case.id)
         root = copy_example(case.example, base).resolve()

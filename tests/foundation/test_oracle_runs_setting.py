@@ -29,8 +29,10 @@ def test_the_flag_sets_every_stage_that_has_no_override(tmp_path, monkeypatch):
 
 def test_old_keys_still_load_and_win_as_overrides(tmp_path):
     cfg_file = tmp_path / "qa.toml"
-    cfg_file.write_text("[validate]\noracle_runs = 2\n[probes]\noracle_runs = 4\n[reviser]\ngate_oracle_runs = 1\n"
-                        "[generator]\noracle_runs = 6\n")
+    cfg_file.write_text(
+        "[validate]\noracle_runs = 2\n[probes]\noracle_runs = 4\n[reviser]\ngate_oracle_runs = 1\n"
+        "[generator]\noracle_runs = 6\n"
+    )
     assert _runs(load_config(cfg_file)) == {"validate": 2, "hunt": 4, "gate": 1, "generate": 6}
     # the one value changes only the stages without a key of their own
     cfg_file.write_text("[reviser]\ngate_oracle_runs = 2\n")

@@ -22,7 +22,15 @@ from envqa.core.environment import load_environment
 from envqa.core.models import STORED, TRIAL_LABELS, Finding, Label, Severity, TrialLabel
 from envqa.core.policy import TRANSIENT_INFRA
 from envqa.core.registry import (
-    ENVIRONMENT_ERRORS, ERROR_CLASS_INFO, EXPLOIT_INFO, FIXERS, LABEL_COLORS, LABEL_INFO, PROBE_INFO, RULE_INFO, RULES,
+    ENVIRONMENT_ERRORS,
+    ERROR_CLASS_INFO,
+    EXPLOIT_INFO,
+    FIXERS,
+    LABEL_COLORS,
+    LABEL_INFO,
+    PROBE_INFO,
+    RULE_INFO,
+    RULES,
     UnknownRule,
 )
 from envqa.probes.exploits import FIXES
@@ -92,8 +100,9 @@ def test_a_finding_with_an_unregistered_rule_fails_where_it_is_made():
     with pytest.raises(ValueError, match="not a registered rule id"):
         Finding.model_validate({"rule": "made-up", "label": "shortcut", "severity": "error", "message": "m"})
     # History read back from the store keeps any id (a QA_HOME from an older qa stays readable).
-    old = Finding.model_validate({"rule": "retired-rule", "label": "shortcut", "severity": "error", "message": "m"},
-                                 context=STORED)
+    old = Finding.model_validate(
+        {"rule": "retired-rule", "label": "shortcut", "severity": "error", "message": "m"}, context=STORED
+    )
     assert old.rule == "retired-rule"
     with pytest.raises(UnknownRule):
         probe_for("retired-rule")
@@ -111,8 +120,9 @@ def test_each_literal_finding_carries_its_rules_label_severity_and_remedy():
             if isinstance(label, ast.Attribute) and label.attr.lower() != rule.label:
                 problems.append(f"{where}: label {label.attr.lower()} != {rule.label}")
             sev = kw.get("severity")
-            branches = [sev] if isinstance(sev, ast.Attribute) else [getattr(sev, "body", None),
-                                                                     getattr(sev, "orelse", None)]
+            branches = (
+                [sev] if isinstance(sev, ast.Attribute) else [getattr(sev, "body", None), getattr(sev, "orelse", None)]
+            )
             for s in branches:
                 if isinstance(s, ast.Attribute) and SEVERITY_RANK[Severity[s.attr]] > SEVERITY_RANK[rule.severity]:
                     problems.append(f"{where}: severity {s.attr} above {rule.severity}")
@@ -150,9 +160,17 @@ def test_the_gate_knows_every_rules_probe_and_falls_back_to_none():
 
 
 def test_derived_tables_keep_their_values():
-    assert TRANSIENT_INFRA == {"sandbox_start", "sandbox_error", "sandbox_gone", "docker_unavailable", "infra",
-                               "provider_error", "timeout", "job_timeout"}
-    assert ENVIRONMENT_ERRORS == {"verifier_error", "verifier_timeout", "image_build_failed", "image_build_timeout"}
+    assert {
+        "sandbox_start",
+        "sandbox_error",
+        "sandbox_gone",
+        "docker_unavailable",
+        "infra",
+        "provider_error",
+        "timeout",
+        "job_timeout",
+    } == TRANSIENT_INFRA
+    assert {"verifier_error", "verifier_timeout", "image_build_failed", "image_build_timeout"} == ENVIRONMENT_ERRORS
     assert not any(c.counts_in_pass_rate for c in ERROR_CLASS_INFO.values())
     assert TRIAL_LABELS == ("capability", "ambiguity", "brittleness", "shortcut", "legitimate", "infra", "unlabeled")
     assert labels_for_outcome("pass") == ("legitimate", "shortcut")
@@ -160,8 +178,14 @@ def test_derived_tables_keep_their_values():
     assert list(MODEL_TAXONOMY) == ["capability", "ambiguity", "brittleness", "shortcut", "legitimate"]
     label_field = AnalystAnswer.model_fields["label"]
     assert label_field.description == "capability | ambiguity | brittleness | shortcut | legitimate"
-    assert SHORTCUT_RULES == {"pass-after-verifier-log-write": "verifier-tampering",
-                              "pass-runs-existing-tool": "wrapped-existing-tool", "llm-exploit": None}
+    assert SHORTCUT_RULES == {
+        "pass-after-verifier-log-write": "verifier-tampering",
+        "pass-runs-existing-tool": "wrapped-existing-tool",
+        "llm-exploit": None,
+        # issue 33: the cross-trial rules that prove an (imported or own) pass a shortcut
+        "copied-verifier-values": "read-tests-or-solution",
+        "trajectory-tampers-verifier": "verifier-tampering",
+    }
     assert set(LABEL_COLORS) == set(TRIAL_LABELS) and set(Label) == set(TRIAL_LABELS)
     assert TrialLabel(label="legitimate").label == "legitimate"
     with pytest.raises(ValueError):
@@ -169,9 +193,9 @@ def test_derived_tables_keep_their_values():
 
 
 def test_exploits_come_from_one_registry():
-    assert EXPLOIT_AGENTS == list(EXPLOIT_INFO)
-    assert FIXES == {name: e.remedy for name, e in EXPLOIT_INFO.items()}
-    assert EXPLOIT_SUBTYPES == {name: e.subtype for name, e in EXPLOIT_INFO.items()}
+    assert list(EXPLOIT_INFO) == EXPLOIT_AGENTS
+    assert {name: e.remedy for name, e in EXPLOIT_INFO.items()} == FIXES
+    assert {name: e.subtype for name, e in EXPLOIT_INFO.items()} == EXPLOIT_SUBTYPES
     assert QAConfig().probes.exploits == [n for n, e in EXPLOIT_INFO.items() if e.default]
     agents = {cls.name: cls for cls in ScriptedExploit.__subclasses__()}
     assert set(agents) == set(EXPLOIT_INFO)
@@ -179,7 +203,11 @@ def test_exploits_come_from_one_registry():
         assert cls.attack == EXPLOIT_INFO[name].attack, name
         rule = RULE_INFO[name]
         assert (rule.probe, rule.label, rule.subtype, rule.remedy) == (
-            "exploits", "shortcut", EXPLOIT_INFO[name].subtype, EXPLOIT_INFO[name].remedy)
+            "exploits",
+            "shortcut",
+            EXPLOIT_INFO[name].subtype,
+            EXPLOIT_INFO[name].remedy,
+        )
 
 
 def test_fixers_are_the_registrys():
@@ -194,10 +222,13 @@ def test_the_analysts_prose_names_only_registered_labels():
     assert named == set(MODEL_TAXONOMY), named ^ set(MODEL_TAXONOMY)
 
 
-def test_the_readme_label_table_is_the_registrys():
-    text = (ROOT / "README.md").read_text()
-    rows = {m.group(1): (m.group(2), m.group(3)) for m in
-            re.finditer(r"^\| `([a-z]+)` \| ([^|]+) \| (.+) \|$", text, re.M) if m.group(1) in LABEL_INFO}
+def test_the_docs_label_table_is_the_registrys():
+    text = (ROOT / "docs" / "guide" / "labels.md").read_text()
+    rows = {
+        m.group(1): (m.group(2), m.group(3))
+        for m in re.finditer(r"^\| `([a-z]+)` \| ([^|]+) \| (.+) \|$", text, re.M)
+        if m.group(1) in LABEL_INFO
+    }
     assert set(rows) == set(LABEL_INFO), set(LABEL_INFO) - set(rows)
     for label, (means, cell) in rows.items():
         info = LABEL_INFO[label]
@@ -236,8 +267,17 @@ def test_every_label_and_subtype_the_code_assigns_is_registered():
         assert subtype is None or subtype in {**info.model_subtypes, **info.rule_subtypes}, (path, line, label, subtype)
 
 
-ERROR_RAISERS = ("SandboxError", "InfraError", "ProviderError", "TransientProviderError", "ProviderAuthError",
-                 "ContextTooLong", "InvalidRequest", "VerifierOutcome", "TrialResult")
+ERROR_RAISERS = (
+    "SandboxError",
+    "InfraError",
+    "ProviderError",
+    "TransientProviderError",
+    "ProviderAuthError",
+    "ContextTooLong",
+    "InvalidRequest",
+    "VerifierOutcome",
+    "TrialResult",
+)
 
 
 def test_every_error_class_the_code_names_is_registered():
@@ -264,7 +304,7 @@ def test_every_error_class_the_code_names_is_registered():
     for path, tree in _sources():  # defaults: `def __init__(self, message, error_class: str = "infra")`
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                args = node.args.args[len(node.args.args) - len(node.args.defaults):]
+                args = node.args.args[len(node.args.args) - len(node.args.defaults) :]
                 for arg, default in zip(args, node.args.defaults):
                     if arg.arg == "error_class":
                         for s in _strings(default):

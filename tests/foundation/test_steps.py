@@ -43,7 +43,9 @@ def test_two_step_example_oracle_passes_both_steps(qa_config, docker_backend, do
     result, run_id = _trial(EXAMPLES / "clean-two-step", qa_config, docker_backend)
     assert result.outcome == Outcome.PASS and result.reward == 1.0, result.error_message
     assert [(s.name, s.outcome, s.reward) for s in result.step_results] == [
-        ("create", Outcome.PASS, 1.0), ("extend", Outcome.PASS, 1.0)]
+        ("create", Outcome.PASS, 1.0),
+        ("extend", Outcome.PASS, 1.0),
+    ]
     trial_dir = qa_config.runs_dir / run_id / result.trial_id
     for name in ("create", "extend"):  # each step's verifier output and oracle log kept apart
         assert (trial_dir / "steps" / name / "verifier" / "reward.txt").read_text().strip() == "1"
@@ -94,12 +96,15 @@ def _gated_task(root, strategy: str):
         "task.toml": GATED.format(strategy=strategy),
         "environment/Dockerfile": "FROM debian:bookworm\nWORKDIR /app\n",
         # a: passes with two reward keys; b: its test never passes (min_reward stops c); c: would pass
-        "steps/a/instruction.md": "Write a.\n", "steps/a/solution/solve.sh": "#!/bin/bash\necho a > /app/a\n",
+        "steps/a/instruction.md": "Write a.\n",
+        "steps/a/solution/solve.sh": "#!/bin/bash\necho a > /app/a\n",
         "steps/a/tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\n"
-                                 "echo '{\"reward\": 1, \"style\": 0.5}' > /logs/verifier/reward.json\n",
-        "steps/b/instruction.md": "Write b.\n", "steps/b/solution/solve.sh": "#!/bin/bash\necho b > /app/b\n",
+        'echo \'{"reward": 1, "style": 0.5}\' > /logs/verifier/reward.json\n',
+        "steps/b/instruction.md": "Write b.\n",
+        "steps/b/solution/solve.sh": "#!/bin/bash\necho b > /app/b\n",
         "steps/b/tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n",
-        "steps/c/instruction.md": "Write c.\n", "steps/c/solution/solve.sh": "#!/bin/bash\necho c > /app/c\n",
+        "steps/c/instruction.md": "Write c.\n",
+        "steps/c/solution/solve.sh": "#!/bin/bash\necho c > /app/c\n",
         "steps/c/tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\n",
     }
     for rel, text in files.items():
@@ -109,16 +114,23 @@ def _gated_task(root, strategy: str):
     return root
 
 
-@pytest.mark.parametrize("strategy,reward,rewards", [
-    ("mean", 0.5, {"reward": 0.5, "style": 0.25}),  # per-key means over a and b; b lacks `style`: counts 0
-    ("final", 0.0, {"reward": 0.0}),  # the last step that ran (b), verbatim; c was skipped
-])
-def test_min_reward_skips_the_rest_and_the_strategy_combines(tmp_path, qa_config, docker_backend, strategy,
-                                                             reward, rewards):
+@pytest.mark.parametrize(
+    "strategy,reward,rewards",
+    [
+        ("mean", 0.5, {"reward": 0.5, "style": 0.25}),  # per-key means over a and b; b lacks `style`: counts 0
+        ("final", 0.0, {"reward": 0.0}),  # the last step that ran (b), verbatim; c was skipped
+    ],
+)
+def test_min_reward_skips_the_rest_and_the_strategy_combines(
+    tmp_path, qa_config, docker_backend, strategy, reward, rewards
+):
     agent = PeekingOracle()
     result, _ = _trial(_gated_task(tmp_path / strategy, strategy), qa_config, docker_backend, agent=agent)
     assert [(s.name, s.reward, s.skipped) for s in result.step_results] == [
-        ("a", 1.0, False), ("b", 0.0, False), ("c", None, True)]
+        ("a", 1.0, False),
+        ("b", 0.0, False),
+        ("c", None, True),
+    ]
     assert result.step_results[1].stopped == "reward=0 below min_reward 0.5"
     assert result.reward == reward and result.rewards == rewards and result.outcome == Outcome.FAIL
     assert len(agent.seen) == 2  # c's agent never ran
@@ -153,7 +165,9 @@ def test_a_broken_step_stops_the_rest(tmp_path, qa_config, docker_backend, broke
     a, b, c = result.step_results
     assert b.skipped and c.skipped and a.stopped
     if broken == "setup":  # the task is broken, not the machine: the oracle fails (qa reports oracle-fails)
-        assert a.outcome == Outcome.FAIL and "setup.sh exited 3" in a.error_message and "cannot prepare" in a.error_message
+        assert (
+            a.outcome == Outcome.FAIL and "setup.sh exited 3" in a.error_message and "cannot prepare" in a.error_message
+        )
         assert result.outcome == Outcome.FAIL and result.reward == 0.0 and result.error_class is None
     else:  # a verifier that says nothing usable is infra, never a pass or a fail
         assert a.outcome == Outcome.INFRA and a.error_class == "verifier_error"

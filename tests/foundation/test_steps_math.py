@@ -20,8 +20,13 @@ pytestmark = pytest.mark.fast
 
 
 def _step(name, score=None, skipped=False, **rewards):
-    return StepResult(name=name, reward=score, skipped=skipped, outcome=None if skipped else Outcome.FAIL,
-                      rewards=rewards or ({"reward": score} if score is not None else {}))
+    return StepResult(
+        name=name,
+        reward=score,
+        skipped=skipped,
+        outcome=None if skipped else Outcome.FAIL,
+        rewards=rewards or ({"reward": score} if score is not None else {}),
+    )
 
 
 def test_mean_is_per_key_over_verified_steps_missing_keys_zero():
@@ -44,13 +49,16 @@ def test_no_verified_step_gives_no_reward():
     assert combine(steps, Strategy.MEAN) == (None, {}) and combine(steps, Strategy.FINAL) == (None, {})
 
 
-@pytest.mark.parametrize("rewards,gate,stops", [
-    ({"reward": 1.0}, None, None),
-    ({"reward": 0.4}, 0.5, "reward=0.4 below min_reward 0.5"),
-    ({"reward": 0.5}, 0.5, None),
-    ({"reward": 1.0, "style": 0.2}, {"reward": 1.0, "style": 0.5}, "style=0.2 below min_reward 0.5"),
-    ({"style": 1.0}, {"reward": 0.1}, "reward=-inf below min_reward 0.1"),  # a missing key counts as -inf
-])
+@pytest.mark.parametrize(
+    "rewards,gate,stops",
+    [
+        ({"reward": 1.0}, None, None),
+        ({"reward": 0.4}, 0.5, "reward=0.4 below min_reward 0.5"),
+        ({"reward": 0.5}, 0.5, None),
+        ({"reward": 1.0, "style": 0.2}, {"reward": 1.0, "style": 0.5}, "style=0.2 below min_reward 0.5"),
+        ({"style": 1.0}, {"reward": 0.1}, "reward=-inf below min_reward 0.1"),  # a missing key counts as -inf
+    ],
+)
 def test_min_reward_gate(rewards, gate, stops):
     assert min_reward_failure(rewards, gate) == stops
 
@@ -66,21 +74,55 @@ def test_step_environment_is_the_step_over_the_task():
 
 
 def _trial(steps=None) -> TrialResult:
-    return TrialResult(trial_id="oracle-0-x", run_id="r", env_version="v", agent="oracle", outcome=Outcome.FAIL,
-                       reward=0.5, step_results=steps or [])
+    return TrialResult(
+        trial_id="oracle-0-x",
+        run_id="r",
+        env_version="v",
+        agent="oracle",
+        outcome=Outcome.FAIL,
+        reward=0.5,
+        step_results=steps or [],
+    )
 
 
 def test_json_shape_of_the_per_step_rewards():
-    steps = [_step("a", 1.0), StepResult(name="b", outcome=Outcome.FAIL, reward=0.0, rewards={"reward": 0.0},
-                                         stopped="reward=0 below min_reward 1"), _step("c", skipped=True)]
+    steps = [
+        _step("a", 1.0),
+        StepResult(
+            name="b", outcome=Outcome.FAIL, reward=0.0, rewards={"reward": 0.0}, stopped="reward=0 below min_reward 1"
+        ),
+        _step("c", skipped=True),
+    ]
     obj = trial_objects([_trial(steps)])[0]
     assert obj["step_results"] == [
-        {"name": "a", "outcome": "fail", "reward": 1.0, "rewards": {"reward": 1.0}, "skipped": False,
-         "stopped": None, "error_class": None},
-        {"name": "b", "outcome": "fail", "reward": 0.0, "rewards": {"reward": 0.0}, "skipped": False,
-         "stopped": "reward=0 below min_reward 1", "error_class": None},
-        {"name": "c", "outcome": None, "reward": None, "rewards": {}, "skipped": True, "stopped": None,
-         "error_class": None}]
+        {
+            "name": "a",
+            "outcome": "fail",
+            "reward": 1.0,
+            "rewards": {"reward": 1.0},
+            "skipped": False,
+            "stopped": None,
+            "error_class": None,
+        },
+        {
+            "name": "b",
+            "outcome": "fail",
+            "reward": 0.0,
+            "rewards": {"reward": 0.0},
+            "skipped": False,
+            "stopped": "reward=0 below min_reward 1",
+            "error_class": None,
+        },
+        {
+            "name": "c",
+            "outcome": None,
+            "reward": None,
+            "rewards": {},
+            "skipped": True,
+            "stopped": None,
+            "error_class": None,
+        },
+    ]
     assert "step_results" not in trial_objects([_trial()])[0]  # a single-step trial's object is unchanged
 
 
@@ -103,8 +145,10 @@ def test_qa_new_steps_scaffolds_a_multi_step_schema_14_task(tmp_path):
     made = run_qa(["new", "multi", "--steps", "2", "--json"], env, cwd=tmp_path, timeout=120)
     assert made.returncode == 0, made.stderr
     assert json.loads(made.stdout)["files"] == [
-        "environment/Dockerfile", *[f"steps/step-{i}/{f}" for i in (1, 2)
-                                    for f in ("instruction.md", "solution/solve.sh", "tests/test.sh")], "task.toml"]
+        "environment/Dockerfile",
+        *[f"steps/step-{i}/{f}" for i in (1, 2) for f in ("instruction.md", "solution/solve.sh", "tests/test.sh")],
+        "task.toml",
+    ]
     task = load_environment(tmp_path / "multi")
     assert task.config.schema_version == "1.4" and [s.name for s in task.config.steps] == ["step-1", "step-2"]
     assert task.config.reward_strategy() == Strategy.MEAN and task.warnings == [] and task.not_yet_run() == []

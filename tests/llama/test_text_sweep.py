@@ -12,6 +12,8 @@ import re
 import time
 from pathlib import Path
 
+import pytest
+
 from qa_testkit import EXAMPLES, run_qa
 
 OUTCOMES = {"pass", "fail", "infra", "agent_error", "error"}
@@ -21,11 +23,13 @@ def qa_toml(server) -> str:
     """Short, bounded trials: small reply caps (the model otherwise rambles to the 4096/2048-token defaults, ~2 min
     per call on 2 cores), 5 steps, one repair of an invalid analyst answer, and one trial at a time (the server
     has one slot: concurrent trials only queue behind each other)."""
-    return (f'[providers.local]\nkind = "openai-compatible"\nbase_url = "{server.base_url}"\n'
-            "[probes]\nenabled = []\n"
-            "[solver]\nmax_steps = 5\nmax_output_tokens = 128\nstructured_retries = 1\n"
-            "[analyst]\nmax_output_tokens = 256\n"
-            '[scheduler.models."local/smollm2"]\nconcurrency = 1\n')
+    return (
+        f'[providers.local]\nkind = "openai-compatible"\nbase_url = "{server.base_url}"\n'
+        "[probes]\nenabled = []\n"
+        "[solver]\nmax_steps = 5\nmax_output_tokens = 128\nstructured_retries = 1\n"
+        "[analyst]\nmax_output_tokens = 256\n"
+        '[scheduler.models."local/smollm2"]\nconcurrency = 1\n'
+    )
 
 
 def embedded_traces(html: str) -> dict[str, dict]:
@@ -35,12 +39,30 @@ def embedded_traces(html: str) -> dict[str, dict]:
     return {tid: json.loads(gzip.decompress(base64.b64decode(v))) for tid, v in json.loads(m.group(1)).items()}
 
 
+@pytest.mark.slow  # the real-model sweep: a tiny model on 2 CPU cores, minutes per run (`make test-all`)
 def test_text_action_sweep_on_a_real_model_classifies_every_trial(llama_server, qa_env, tmp_path, base_image):
     (tmp_path / "qa.toml").write_text(qa_toml(llama_server))
     started = time.monotonic()
-    proc = run_qa(["run", str(EXAMPLES / "clean-wordfreq"), "-m", "local/smollm2", "--actions", "text", "-n", "3",
-                   "--oracle-runs", "1", "--analyst-model", "local/smollm2", "--json"], qa_env, cwd=tmp_path,
-                  timeout=900)
+    proc = run_qa(
+        [
+            "run",
+            str(EXAMPLES / "clean-wordfreq"),
+            "-m",
+            "local/smollm2",
+            "--actions",
+            "text",
+            "-n",
+            "3",
+            "--oracle-runs",
+            "1",
+            "--analyst-model",
+            "local/smollm2",
+            "--json",
+        ],
+        qa_env,
+        cwd=tmp_path,
+        timeout=900,
+    )
     seconds = time.monotonic() - started
     # 0 in band, 1 out of band, 3 incomplete (e.g. every trial infra): never 2 (bad input) or a crash
     assert proc.returncode in (0, 1, 3), proc.stderr[-3000:]
@@ -63,7 +85,12 @@ def test_text_action_sweep_on_a_real_model_classifies_every_trial(llama_server, 
         steps = traces[t["trial_id"]]["steps"]
         agent = [s for s in steps if s["source"] == "agent"]
         assert agent and all(s["metrics"]["prompt_tokens"] > 0 for s in agent if s.get("metrics")), t["trial_id"]
-    table = "\n".join(f"  {t['trial_id']}: {t['outcome']} reward={t['reward']} {t['label']['label']}/"
-                      f"{t['label'].get('subtype')} {t['seconds']:.0f}s" for t in solver)
-    print(f"\nsweep in {seconds:.0f}s: pass@1={sweep['pass_at_1']} [{sweep['ci_low']}, {sweep['ci_high']}] "
-          f"n={sweep['n']} infra={sweep['infra']}\n{table}")
+    table = "\n".join(
+        f"  {t['trial_id']}: {t['outcome']} reward={t['reward']} {t['label']['label']}/"
+        f"{t['label'].get('subtype')} {t['seconds']:.0f}s"
+        for t in solver
+    )
+    print(
+        f"\nsweep in {seconds:.0f}s: pass@1={sweep['pass_at_1']} [{sweep['ci_low']}, {sweep['ci_high']}] "
+        f"n={sweep['n']} infra={sweep['infra']}\n{table}"
+    )

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from providers.conftest import fake_provider  # noqa: F401  (the fixture, shared with the provider tests)
 from qa_testkit import EXAMPLES, QA, run_qa  # noqa: F401
 from qa_testkit import store_rows as testkit_store_rows

@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from qa_testkit import EXAMPLES, QA, run_qa, sigkill_when
 
 from .conftest import FAST, popen_qa, qa_json, store_rows, tree_digest
@@ -27,7 +28,7 @@ def _config_text() -> str:
 
 
 @pytest.fixture(scope="module")
-def waiting(tmp_path_factory, module_store):
+def waiting(tmp_path_factory, module_store, base_image):
     """A reward-tamper run stopped at its approval checkpoint: (QA_HOME template, the exit-4 report, env dir)."""
     import os
 
@@ -139,7 +140,8 @@ def _hand_fix(env: dict, v1: str, tmp: Path) -> str:
     (mine / "tests" / "test.sh").write_text(
         "#!/bin/bash\n# Fixed by hand: only the verifier writes the reward, on every path.\n"
         "rm -rf /logs/verifier\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n"
-        "python3 -m pytest -q /tests/test_fib.py -p no:cacheprovider && echo 1 > /logs/verifier/reward.txt\nexit 0\n")
+        "python3 -m pytest -q /tests/test_fib.py -p no:cacheprovider && echo 1 > /logs/verifier/reward.txt\nexit 0\n"
+    )
     return make_diff(snapshot, mine)
 
 
@@ -171,8 +173,9 @@ def test_kill_9_during_the_adopted_versions_validation_then_resume_loses_and_rep
     v1 = waiting["report"]["environment"]["version"]
 
     def v2_validation() -> list[dict]:
-        return store_rows(env, "SELECT * FROM trials WHERE purpose='validate' AND env_version != ? AND status='done'",
-                          (v1,))
+        return store_rows(
+            env, "SELECT * FROM trials WHERE purpose='validate' AND env_version != ? AND status='done'", (v1,)
+        )
 
     proc = popen_qa(["approve", RUN_ID, "--json"], env, cwd)
     sigkill_when(proc, v2_validation, 300, "a trial of the adopted version's validation to be recorded")
@@ -199,11 +202,19 @@ def test_prompt_mode_shows_the_proposal_and_takes_the_answer_from_the_terminal(w
     # recorded one would fail the resumed run at every resume).
     bad = Path(cwd) / "bad.patch"
     bad.write_text("--- a/instruction.md\n+++ b/instruction.md\n@@ -1 +1 @@\n-no such line\n+nor this\n")
-    proc = subprocess.run([QA, "run", "--resume", RUN_ID, "--approval", "prompt", "--json"], env=env, cwd=cwd,
-                          input=f"x\ne\n{bad}\nr\nnot this release\n", capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        [QA, "run", "--resume", RUN_ID, "--approval", "prompt", "--json"],
+        env=env,
+        cwd=cwd,
+        input=f"x\ne\n{bad}\nr\nnot this release\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 1, proc.stderr[-3000:]
-    assert "approve / reject / edit?" in proc.stderr and "tests/test.sh" in proc.stderr and "gate: passed" in proc.stderr
+    assert (
+        "approve / reject / edit?" in proc.stderr and "tests/test.sh" in proc.stderr and "gate: passed" in proc.stderr
+    )
     assert "edit refused, nothing recorded" in proc.stderr, proc.stderr[-3000:]
     report = json.loads(proc.stdout)
     assert report["stop_reason"].startswith("rejected by cli:") and "not this release" in report["stop_reason"]

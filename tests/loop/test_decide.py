@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from envqa.core.models import TrialLabel, TrialResult
+from envqa.core.stats import summarize, wilson
 from envqa.graphs.decide import band_measure, open_findings, revision_request
 from envqa.graphs.label_rollup import rollup
 from envqa.graphs.loop_report import verdict_of
-from envqa.core.models import TrialLabel, TrialResult
-from envqa.core.stats import summarize, wilson
 
 pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
 
@@ -22,9 +22,17 @@ def sweep(per_model: dict[str, tuple[int, int]], band=(0.10, 0.30)) -> dict:
     n = sum(n for _, n in per_model.values())
     passes = sum(p for p, _ in per_model.values())
     lo, hi = wilson(passes, n, 0.95)
-    return {"band": list(band), "models": models,
-            "overall": {"n": n, "passes": passes, "pass_at_1": passes / n if n else None,
-                        "ci_low": round(lo, 4), "ci_high": round(hi, 4)}}
+    return {
+        "band": list(band),
+        "models": models,
+        "overall": {
+            "n": n,
+            "passes": passes,
+            "pass_at_1": passes / n if n else None,
+            "ci_low": round(lo, 4),
+            "ci_high": round(hi, 4),
+        },
+    }
 
 
 FINDING = {"rule": "exploit-reward-tamper", "label": "shortcut", "severity": "critical", "message": "m"}
@@ -54,12 +62,15 @@ def test_one_strong_and_one_hopeless_model_is_not_clean():
     assert verdict_of([], [], band["in_band"]) == "out_of_band"
 
 
-@pytest.mark.parametrize("labels, kind", [
-    ({"ambiguity": 4, "capability": 1}, "broken"),
-    ({"brittleness": 3}, "broken"),
-    ({"capability": 5}, "too_hard"),
-    ({"ambiguity": 1, "capability": 3}, "too_hard"),
-])
+@pytest.mark.parametrize(
+    "labels, kind",
+    [
+        ({"ambiguity": 4, "capability": 1}, "broken"),
+        ({"brittleness": 3}, "broken"),
+        ({"capability": 5}, "too_hard"),
+        ({"ambiguity": 1, "capability": 3}, "too_hard"),
+    ],
+)
 def test_all_failing_is_broken_or_too_hard_by_the_failure_labels(labels, kind):
     band = band_measure(sweep({"a": (0, 3), "b": (0, 2)}))
     assert band["call"] == "below"
@@ -76,9 +87,15 @@ def test_in_band_and_unmeasured_need_nothing():
 
 def _labelled(labels: list[tuple[str, str]], min_agreeing: int = 2) -> dict:
     """The roll-up (graphs/label_rollup.rollup) of failed sweep trials labelled (model, label) by a model."""
-    pairs = [(TrialResult(trial_id=f"t{i}", run_id="r", env_version="v", agent="solver", model=m, purpose="sweep",
-                          outcome="fail"), TrialLabel(trial_id=f"t{i}", label=lb, subtype="", source="model:x"))
-             for i, (m, lb) in enumerate(labels)]
+    pairs = [
+        (
+            TrialResult(
+                trial_id=f"t{i}", run_id="r", env_version="v", agent="solver", model=m, purpose="sweep", outcome="fail"
+            ),
+            TrialLabel(trial_id=f"t{i}", label=lb, subtype="", source="model:x"),
+        )
+        for i, (m, lb) in enumerate(labels)
+    ]
     return rollup(pairs, min_agreeing)
 
 

@@ -7,27 +7,28 @@ from __future__ import annotations
 import json
 import shutil
 
-from qa_testkit import EXAMPLES, run_qa
 from redis import Redis
 from rq.job import Job
 
-from envqa.scheduler.embedded import RedisServer, WorkerPool
+from envqa.scheduler.embedded import WorkerPool
+from qa_testkit import EXAMPLES, run_qa
 
 from .conftest import qa_json
 from .test_approval_cli import _config_text
 
 
-def test_detached_run_waits_for_approval_and_finishes_on_the_workers(tmp_path, qa_env, base_image):
+def test_detached_run_waits_for_approval_and_finishes_on_the_workers(tmp_path, qa_env, base_image, redis_server):
     env_dir = tmp_path / "reward-tamper"
     shutil.copytree(EXAMPLES / "reward-tamper", env_dir)
     (tmp_path / "qa.toml").write_text(_config_text())
-    server = RedisServer(tmp_path / "redis").start()
+    server = redis_server(tmp_path / "redis")
     # two outside workers on every queue ('*' includes control): one runs the graph, one its trials
     pool = WorkerPool(server.url, 2, "*", env={"QA_HOME": qa_env["QA_HOME"]}, log_dir=tmp_path / "workers").start()
     try:
         qa_env["REDIS_URL"] = server.url
-        queued = qa_json(["run", str(env_dir), "--detach", "--approval", "wait", "--run-id", "detached"],
-                         qa_env, tmp_path, code=0)
+        queued = qa_json(
+            ["run", str(env_dir), "--detach", "--approval", "wait", "--run-id", "detached"], qa_env, tmp_path, code=0
+        )
         assert (queued["run_id"], queued["status"]) == ("detached", "queued")
         waiting = run_qa(["status", "detached", "--follow", "--timeout", "400", "--json"], qa_env, cwd=tmp_path)
         assert waiting.returncode == 4, waiting.stderr[-3000:]
@@ -40,7 +41,12 @@ def test_detached_run_waits_for_approval_and_finishes_on_the_workers(tmp_path, q
         done = run_qa(["status", "detached", "--follow", "--timeout", "400", "--json"], qa_env, cwd=tmp_path)
         assert done.returncode == 0, done.stderr[-3000:]
         final = json.loads(done.stdout)
-        assert (final["status"], final["verdict"], final["iteration"], final["node"]) == ("finished", "clean", 1, "report")
+        assert (final["status"], final["verdict"], final["iteration"], final["node"]) == (
+            "finished",
+            "clean",
+            1,
+            "report",
+        )
         show = qa_json(["show", "detached"], qa_env, tmp_path, code=0)
         assert len(show["versions"]) == 2 and show["versions"][1]["approval"].startswith("cli:")
 

@@ -35,8 +35,16 @@ class Interrupted(BaseException):
 
 
 def _config(tmp_path, backend, **extra):
-    return load_config(None, {"home": str(tmp_path / "qa-home"), "sandbox.backend": use_backend(backend),
-                              "scheduler.mode": "local", "loop.max_iterations": 0, **extra})
+    return load_config(
+        None,
+        {
+            "home": str(tmp_path / "qa-home"),
+            "sandbox.backend": use_backend(backend),
+            "scheduler.mode": "local",
+            "loop.max_iterations": 0,
+            **extra,
+        },
+    )
 
 
 def _copy(name: str, tmp_path):
@@ -53,8 +61,11 @@ def _starts(backend) -> Counter:
 
 
 def _validation_ids(trial_ids) -> list[str]:
-    return sorted(t.rsplit("-", 1)[0] for t in trial_ids if t.startswith(("oracle-", "nop-"))
-                  and t.rsplit("-", 1)[0] in VALIDATION)
+    return sorted(
+        t.rsplit("-", 1)[0]
+        for t in trial_ids
+        if t.startswith(("oracle-", "nop-")) and t.rsplit("-", 1)[0] in VALIDATION
+    )
 
 
 def test_a_clean_example_runs_the_whole_loop_on_the_fake(tmp_path):
@@ -67,8 +78,10 @@ def test_a_clean_example_runs_the_whole_loop_on_the_fake(tmp_path):
     assert report["verdict"] == "clean", json.dumps(report["findings"], indent=1)[:2000]
     by_agent = Counter(t["agent"] for t in report["trials"])
     assert by_agent["oracle"] >= 3 and by_agent["nop"] >= 1
-    assert {t["agent"]: t["outcome"] for t in report["trials"] if t["agent"] in ("oracle", "nop")} \
-        == {"oracle": "pass", "nop": "fail"}
+    assert {t["agent"]: t["outcome"] for t in report["trials"] if t["agent"] in ("oracle", "nop")} == {
+        "oracle": "pass",
+        "nop": "fail",
+    }
     assert all(t["outcome"] == "fail" for t in report["trials"] if t["agent"].startswith("exploit-"))
 
     # One truth: every trial in the store, once; the report and report.json are the store's.
@@ -86,8 +99,11 @@ def test_a_clean_example_runs_the_whole_loop_on_the_fake(tmp_path):
     # Mutation testing ran on the oracle's end state: /app/wordfreq deleted and stubbed, both killed.
     coverage = {c["probe"]: c for c in report["coverage"]}
     assert coverage["oracle_state/mutation"]["status"] == "ran"
-    mutants = [sb for sb in backend.started if trial_of(sb).startswith("oracle-")
-               and any("find /logs/verifier" in " ".join(c.cmd) for c in sb.calls)]
+    mutants = [
+        sb
+        for sb in backend.started
+        if trial_of(sb).startswith("oracle-") and any("find /logs/verifier" in " ".join(c.cmd) for c in sb.calls)
+    ]
     assert len(mutants) == 1  # the hunt's one oracle-state trial: verifier re-runs and mutants, one container
     verifier_runs = [c for c in mutants[0].calls if "bash /tests/test.sh" in " ".join(c.cmd)]
     assert len(verifier_runs) == 1 + config.probes.verifier_reruns + 2  # trial, re-runs, deleted, stub
@@ -113,8 +129,9 @@ def test_a_killed_run_resumes_without_rerunning_a_recorded_trial(tmp_path, where
     backend = wordfreq_backend()
     config = _config(tmp_path, backend)
     killed: list[str] = []
-    pattern, then = ((r"bash /tests/test\.sh", wordfreq_verifier) if where == "validation"
-                     else (r"ENVQA_PLUGIN", lambda call: None))  # the workspace-conftest exploit's agent phase
+    pattern, then = (
+        (r"bash /tests/test\.sh", wordfreq_verifier) if where == "validation" else (r"ENVQA_PLUGIN", lambda call: None)
+    )  # the workspace-conftest exploit's agent phase
 
     def kill_once(call):
         if not killed and (where == "hunt" or trial_of(call.sandbox).startswith("nop-")):
@@ -152,8 +169,9 @@ def test_a_verifier_that_passes_nop_is_reported_on_the_fake(tmp_path):
     report = execute_run(_copy("always-pass", tmp_path), config, "fake-flawed", quiet=True, approval_mode="auto")
 
     expected = _expected("always-pass")
-    assert sorted({f["rule"] for f in report["findings"]}) == sorted(expected["rules"]), \
-        json.dumps(report["findings"], indent=1)[:3000]
+    assert sorted({f["rule"] for f in report["findings"]}) == sorted(expected["rules"]), json.dumps(
+        report["findings"], indent=1
+    )[:3000]
     assert sorted({f["label"] for f in report["findings"]}) == sorted(expected["labels"])
     assert report["verdict"] == "findings"
     nop = next(f for f in report["findings"] if f["rule"] == "nop-passes")
@@ -172,8 +190,9 @@ def test_the_egress_probe_without_a_fake_internet_on_the_fake_is_skipped(tmp_pat
     toml.write_text(toml.read_text().replace("allow_internet = false", "allow_internet = true"))
     internet = tmp_path / "internet"
     internet.mkdir()
-    config = _config(tmp_path, backend, **{"probes.fake_internet_dir": str(internet),
-                                           "probes.fake_internet_hosts": ["example.test"]})
+    config = _config(
+        tmp_path, backend, **{"probes.fake_internet_dir": str(internet), "probes.fake_internet_hosts": ["example.test"]}
+    )
     report = execute_run(env_dir, config, "fake-egress", quiet=True, approval_mode="auto")
     coverage = {c["probe"]: c for c in report["coverage"]}
     assert coverage["egress"]["status"] == "skipped" and "fake internet" in coverage["egress"]["reason"]
@@ -195,8 +214,14 @@ def test_the_loop_revises_gates_and_adopts_a_fix_on_the_fake(tmp_path, approval)
         assert store.get_run("fake-loop")["status"] == "awaiting_approval"
         pending = store.get_loop("fake-loop")["pending_proposal"]
         assert pending and len(report["versions"]) == 1
-        report = execute_run(env_dir, config, "fake-loop", resume=True, quiet=True,
-                             answer={"action": "approve", "approver": "tester", "reason": "the gate passed"})
+        report = execute_run(
+            env_dir,
+            config,
+            "fake-loop",
+            resume=True,
+            quiet=True,
+            answer={"action": "approve", "approver": "tester", "reason": "the gate passed"},
+        )
 
     assert report["verdict"] == "clean" and report["findings"] == [], json.dumps(report["findings"])[:2000]
     first, adopted = report["versions"]

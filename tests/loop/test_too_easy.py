@@ -29,9 +29,14 @@ xs = sorted(int(line) for line in sys.stdin if line.strip())
 print(xs[len(xs) // 2])
 """
 # Version 1's tests plus the even-length cases the naive median gets wrong (the reviser's whole-file edit).
-HARDER_TESTS = (FIXTURES / "median-too-easy" / "tests" / "test_median.py").read_text().replace(
-    "Too easy on purpose: only odd-length inputs, so a solution that ignores the even case passes.",
-    "Odd and even lengths: the even case needs the mean of the two middle values.") + '''
+HARDER_TESTS = (
+    (FIXTURES / "median-too-easy" / "tests" / "test_median.py")
+    .read_text()
+    .replace(
+        "Too easy on purpose: only odd-length inputs, so a solution that ignores the even case passes.",
+        "Odd and even lengths: the even case needs the mean of the two middle values.",
+    )
+    + """
 
 def test_even_count_is_the_mean_of_the_middle_two():
     assert median("4\\n1\\n3\\n2\\n") == "2.5"
@@ -39,45 +44,68 @@ def test_even_count_is_the_mean_of_the_middle_two():
 
 def test_even_count_with_a_whole_mean():
     assert median("1\\n3\\n") == "2"
-'''
+"""
+)
 NAIVE_MODELS = ["naive-a", "naive-b", "naive-c", "naive-d"]
 
 
 def solver(program: str) -> dict:
     write = f"cat > /app/median <<'PY'\n{program}PY\nchmod +x /app/median"
-    return {"turns": [
-        {"text": "Writing /app/median.", "tool_calls": [{"name": "bash", "arguments": {"command": write}}],
-         "usage": {"input": 800, "output": 120}},
-        {"tool_calls": [{"name": "bash", "arguments": {"command": "printf '3\\n1\\n2\\n' | /app/median"}}],
-         "usage": {"input": 900, "output": 30}},
-        {"text": "Done.", "tool_calls": [{"name": "finish", "arguments": {"summary": "wrote /app/median"}}],
-         "usage": {"input": 1000, "output": 20}},
-    ]}
+    return {
+        "turns": [
+            {
+                "text": "Writing /app/median.",
+                "tool_calls": [{"name": "bash", "arguments": {"command": write}}],
+                "usage": {"input": 800, "output": 120},
+            },
+            {
+                "tool_calls": [{"name": "bash", "arguments": {"command": "printf '3\\n1\\n2\\n' | /app/median"}}],
+                "usage": {"input": 900, "output": 30},
+            },
+            {
+                "text": "Done.",
+                "tool_calls": [{"name": "finish", "arguments": {"summary": "wrote /app/median"}}],
+                "usage": {"input": 1000, "output": 20},
+            },
+        ]
+    }
 
 
 def reviser() -> dict:
-    answer = {"edits": [{"path": "tests/test_median.py", "content": HARDER_TESTS}],
-              "addresses": [], "rationale": "every model passed: the hidden tests never tried an even-length input",
-              "expected_effect": ["pass rate drops", "oracle still passes", "nop still fails"]}
-    return {"turns": [{"tool_calls": [{"name": "submit_answer", "arguments": answer}],
-                       "usage": {"input": 3000, "output": 600}}]}
+    answer = {
+        "edits": [{"path": "tests/test_median.py", "content": HARDER_TESTS}],
+        "addresses": [],
+        "rationale": "every model passed: the hidden tests never tried an even-length input",
+        "expected_effect": ["pass rate drops", "oracle still passes", "nop still fails"],
+    }
+    return {
+        "turns": [
+            {"tool_calls": [{"name": "submit_answer", "arguments": answer}], "usage": {"input": 3000, "output": 600}}
+        ]
+    }
 
 
 def test_too_easy_task_gets_harder_tests_and_lands_in_band(fake_provider, qa_env, tmp_path):
     task = tmp_path / "median-too-easy"
     shutil.copytree(FIXTURES / "median-too-easy", task)
-    srv = fake_provider({"keys": [GOOD_KEY], "models": {
-        "strong": solver(CORRECT), **{m: solver(NAIVE) for m in NAIVE_MODELS}, "reviser": reviser()}})
+    srv = fake_provider(
+        {
+            "keys": [GOOD_KEY],
+            "models": {"strong": solver(CORRECT), **{m: solver(NAIVE) for m in NAIVE_MODELS}, "reviser": reviser()},
+        }
+    )
     env = dict(qa_env, ANTHROPIC_API_KEY=GOOD_KEY, ANTHROPIC_BASE_URL=srv.url)
     (tmp_path / "qa.toml").write_text(
         "[probes]\nenabled = []\n"  # the shortcut hunt is not under test; the band is
         "[validate]\noracle_runs = 1\n"
         # The gate's regrade is on (its default): for a too-easy request it must not replay the naive passes
         # that the harder tests exist to fail.
-        '[reviser]\nmodel = "anthropic/reviser"\ngate_oracle_runs = 1\n')
+        '[reviser]\nmodel = "anthropic/reviser"\ngate_oracle_runs = 1\n'
+    )
     models = [a for m in ["strong", *NAIVE_MODELS] for a in ("-m", f"anthropic/{m}")]
-    waiting = qa_json(["run", str(task), *models, "-n", "1", "--approval", "wait", "--run-id", "too-easy"],
-                      env, tmp_path, code=4)
+    waiting = qa_json(
+        ["run", str(task), *models, "-n", "1", "--approval", "wait", "--run-id", "too-easy"], env, tmp_path, code=4
+    )
     assert waiting["sweep"]["overall"]["pass_at_1"] == 1.0 and waiting["in_band"] is False
     pending = waiting["awaiting_approval"]
     assert pending["request"]["kind"] == "too_easy"

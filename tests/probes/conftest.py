@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import statistics
 from pathlib import Path
 
 import pytest
@@ -12,13 +11,13 @@ from qa_testkit import EXAMPLES, REPO, run_qa  # noqa: F401  (re-exported)
 
 BASE_FILES = {
     "task.toml": 'version = "1.0"\n[metadata]\ndifficulty = "easy"\ncategory = "test"\ntags = ["envqa-test"]\n'
-                 '[agent]\ntimeout_sec = 60.0\n[verifier]\ntimeout_sec = 60.0\n'
-                 "[environment]\nallow_internet = false\nmemory_mb = 512\n",
+    "[agent]\ntimeout_sec = 60.0\n[verifier]\ntimeout_sec = 60.0\n"
+    "[environment]\nallow_internet = false\nmemory_mb = 512\n",
     "instruction.md": "Write /app/out.txt containing hello.\n",
     "environment/Dockerfile": "FROM debian:bookworm\nWORKDIR /app\n",
     "solution/solve.sh": "#!/bin/bash\necho hello > /app/out.txt\n",
-    "tests/test.sh": '#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n'
-                     '[ "$(cat /app/out.txt)" = hello ] && echo 1 > /logs/verifier/reward.txt\nexit 0\n',
+    "tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n"
+    '[ "$(cat /app/out.txt)" = hello ] && echo 1 > /logs/verifier/reward.txt\nexit 0\n',
 }
 
 
@@ -49,8 +48,8 @@ def expected(name: str) -> dict:
 def probe_ctx(docker_backend, qa_config, tmp_path):
     """Build a ProbeContext for an example (or any env dir) with a real store and the real backend."""
     from envqa.core.environment import load_environment
-    from envqa.probes.base import ProbeContext
     from envqa.core.layout import RunLayout
+    from envqa.probes.base import ProbeContext
     from envqa.store.db import Store
 
     qa_config.home.mkdir(parents=True, exist_ok=True)
@@ -60,29 +59,13 @@ def probe_ctx(docker_backend, qa_config, tmp_path):
         cfg = qa_config.model_copy(update={"probes": qa_config.probes.model_copy(update=probe_overrides)})
         env = load_environment(env_dir)
         store.create_run(run_id, str(env.root))
-        return ProbeContext(env=env, config=cfg, backend=docker_backend, run_id=run_id,
-                            layout=RunLayout(cfg.runs_dir, run_id), record=store.record_trial)
+        return ProbeContext(
+            env=env,
+            config=cfg,
+            backend=docker_backend,
+            run_id=run_id,
+            layout=RunLayout(cfg.runs_dir, run_id),
+            record=store.record_trial,
+        )
+
     return make
-
-
-def pytest_terminal_summary(terminalreporter):
-    """Print the detection table gathered by test_detection (when it ran)."""
-    try:
-        from probes.test_detection import TABLE  # the package name pytest gives tests/probes
-    except ImportError:
-        return
-    if not TABLE:
-        return
-    tr = terminalreporter
-    tr.section("envqa detection table (qa run --json, no model)")
-    tr.write_line(f"{'example':44} {'seconds':>7}  expected -> found (missing / extra)")
-    for name, row in sorted(TABLE.items()):
-        verdict = "OK " if not row["missing"] and (row["expected"] or not row["found"]) else "BAD"
-        tr.write_line(f"{verdict} {name:40} {row['seconds']:7.1f}  {row['expected']} -> {row['found']}"
-                      + (f"  inconclusive={row['inconclusive']}" if row.get("inconclusive") else "")
-                      + (f"  missing={row['missing']}" if row["missing"] else "")
-                      + (f"  extra={row['extra']}" if row["extra"] else ""))
-    seconds = sorted(row["seconds"] for row in TABLE.values())
-    false_alarms = sum(1 for row in TABLE.values() if not row["expected"] and row["found"])
-    tr.write_line(f"{len(seconds)} environments: median {statistics.median(seconds):.1f} s, max {seconds[-1]:.1f} s; "
-                  f"false alarms on clean examples: {false_alarms}")

@@ -8,7 +8,7 @@ from qa_testkit import wait_for
 
 from .conftest import EXAMPLES, write_env
 
-FETCH = r'''
+FETCH = r"""
 import json, socket, sys, urllib.request
 out = {}
 for host in sys.argv[1:]:
@@ -35,8 +35,7 @@ try:
 except Exception as e:
     out["direct"] = f"error: {e}"
 print(json.dumps(out))
-'''
-
+"""
 
 
 def test_allowlist_proxy_lets_through_allowed_hosts_only(docker_backend, docker_client, qa_config):
@@ -45,8 +44,13 @@ def test_allowlist_proxy_lets_through_allowed_hosts_only(docker_backend, docker_
 
     image = qa_config.sandbox.base_image
     labels = {"envqa.run": "allowlist-test"}
-    with FakeInternet(docker_client, image, EXAMPLES / "network-fetch" / "qa-fake-internet",
-                      ["good.example.test", "evil.example.test"], labels=labels) as net:
+    with FakeInternet(
+        docker_client,
+        image,
+        EXAMPLES / "network-fetch" / "qa-fake-internet",
+        ["good.example.test", "evil.example.test"],
+        labels=labels,
+    ) as net:
         backend = AllowlistBackend(docker_backend, image, ["good.example.test"], upstream=net.name, labels=labels)
         sandbox = backend.start(SandboxSpec(image=image, network="bridge", labels=labels))
         with sandbox:
@@ -62,7 +66,11 @@ def test_allowlist_proxy_lets_through_allowed_hosts_only(docker_backend, docker_
         # The proxy's log is the evidence of what it refused (kept on the sandbox after the proxy is gone).
         assert sandbox.egress_denied == ["DENIED GET evil.example.test:80", "DENIED CONNECT evil.example.test:80"]
         assert proxy.container_id is None
-    wait_for(lambda: not docker_client.containers.list(all=True, filters={"label": "envqa.run=allowlist-test"}), 20, "containers of envqa.run=allowlist-test to be removed")
+    wait_for(
+        lambda: not docker_client.containers.list(all=True, filters={"label": "envqa.run=allowlist-test"}),
+        20,
+        "containers of envqa.run=allowlist-test to be removed",
+    )
     assert docker_client.networks.list(filters={"label": "envqa.run=allowlist-test"}) == []
 
 
@@ -72,18 +80,35 @@ def test_allowlist_task_passes_through_the_proxy_and_is_declared(probe_ctx, tmp_
     from envqa.probes.egress import egress_probe
 
     src = EXAMPLES / "network-fetch"
-    toml = (src / "task.toml").read_text().replace(
-        "[agent]\n", '[agent]\nnetwork_mode = "allowlist"\nallowed_hosts = ["releases.example.test"]\n')
-    env = write_env(tmp_path, {"task.toml": toml, "instruction.md": (src / "instruction.md").read_text(),
-                               "solution/solve.sh": (src / "solution" / "solve.sh").read_text(),
-                               "tests/test.sh": (src / "tests" / "test.sh").read_text()})
-    ctx = probe_ctx(env, run_id="allowlist-egress", fake_internet_dir=src / "qa-fake-internet",
-                    fake_internet_hosts=["releases.example.test"])
+    toml = (
+        (src / "task.toml")
+        .read_text()
+        .replace("[agent]\n", '[agent]\nnetwork_mode = "allowlist"\nallowed_hosts = ["releases.example.test"]\n')
+    )
+    env = write_env(
+        tmp_path,
+        {
+            "task.toml": toml,
+            "instruction.md": (src / "instruction.md").read_text(),
+            "solution/solve.sh": (src / "solution" / "solve.sh").read_text(),
+            "tests/test.sh": (src / "tests" / "test.sh").read_text(),
+        },
+    )
+    ctx = probe_ctx(
+        env,
+        run_id="allowlist-egress",
+        fake_internet_dir=src / "qa-fake-internet",
+        fake_internet_hosts=["releases.example.test"],
+    )
     [f] = egress_probe(ctx)
     assert f.severity == "info" and f.rule == "network-dependent-pass"
     assert [t.outcome for t in ctx.new_trials] == ["pass", "fail"]
     assert any("connect" in line and ":3128" in line for line in f.evidence)  # the oracle reached the proxy
-    wait_for(lambda: not docker_client.containers.list(all=True, filters={"label": "envqa.run=allowlist-egress"}), 20, "containers of envqa.run=allowlist-egress to be removed")
+    wait_for(
+        lambda: not docker_client.containers.list(all=True, filters={"label": "envqa.run=allowlist-egress"}),
+        20,
+        "containers of envqa.run=allowlist-egress to be removed",
+    )
     assert docker_client.networks.list(filters={"label": "envqa.run=allowlist-egress"}) == []
 
 
@@ -91,13 +116,26 @@ def test_allowlist_without_the_host_blocks_the_fetch(probe_ctx, tmp_path):
     from envqa.probes.egress import egress_probe
 
     src = EXAMPLES / "network-fetch"
-    toml = (src / "task.toml").read_text().replace(
-        "[agent]\n", '[agent]\nnetwork_mode = "allowlist"\nallowed_hosts = ["pypi.org"]\n')
-    env = write_env(tmp_path, {"task.toml": toml, "instruction.md": (src / "instruction.md").read_text(),
-                               "solution/solve.sh": (src / "solution" / "solve.sh").read_text(),
-                               "tests/test.sh": (src / "tests" / "test.sh").read_text()})
-    ctx = probe_ctx(env, run_id="allowlist-blocked", fake_internet_dir=src / "qa-fake-internet",
-                    fake_internet_hosts=["releases.example.test"])
+    toml = (
+        (src / "task.toml")
+        .read_text()
+        .replace("[agent]\n", '[agent]\nnetwork_mode = "allowlist"\nallowed_hosts = ["pypi.org"]\n')
+    )
+    env = write_env(
+        tmp_path,
+        {
+            "task.toml": toml,
+            "instruction.md": (src / "instruction.md").read_text(),
+            "solution/solve.sh": (src / "solution" / "solve.sh").read_text(),
+            "tests/test.sh": (src / "tests" / "test.sh").read_text(),
+        },
+    )
+    ctx = probe_ctx(
+        env,
+        run_id="allowlist-blocked",
+        fake_internet_dir=src / "qa-fake-internet",
+        fake_internet_hosts=["releases.example.test"],
+    )
     assert egress_probe(ctx) == []
     [opened] = ctx.new_trials  # the open run already fails: the proxy refused releases.example.test
     assert opened.outcome == "fail" and opened.purpose == "hunt-egress-open"
@@ -110,26 +148,50 @@ def test_an_allowlist_trial_gets_its_network_only_through_the_proxy(qa_config, d
     oracle reaches its allowed host through the proxy; with the host not listed, the same fetch is refused."""
     from envqa.agents.trial import run_trial
     from envqa.core.environment import load_environment
+    from envqa.core.layout import RunLayout
     from envqa.core.models import TrialSpec
     from envqa.sandbox.network import FakeInternet
-    from envqa.core.layout import RunLayout
 
     src = EXAMPLES / "network-fetch"
     outcomes = {}
-    with FakeInternet(docker_client, qa_config.sandbox.base_image, src / "qa-fake-internet", ["releases.example.test"],
-                      labels={"envqa.run": "allowlist-trial"}) as net:
-        cfg = qa_config.model_copy(update={
-            "sandbox": qa_config.sandbox.model_copy(update={"default_network": "public"}),
-            "probes": qa_config.probes.model_copy(update={"egress_network": net.name})})
+    with FakeInternet(
+        docker_client,
+        qa_config.sandbox.base_image,
+        src / "qa-fake-internet",
+        ["releases.example.test"],
+        labels={"envqa.run": "allowlist-trial"},
+    ) as net:
+        cfg = qa_config.model_copy(
+            update={
+                "sandbox": qa_config.sandbox.model_copy(update={"default_network": "public"}),
+                "probes": qa_config.probes.model_copy(update={"egress_network": net.name}),
+            }
+        )
         for hosts in (["releases.example.test"], ["pypi.org"]):
-            toml = (src / "task.toml").read_text().replace(
-                "[agent]\n", f'[agent]\nnetwork_mode = "allowlist"\nallowed_hosts = {json.dumps(hosts)}\n')
-            env = load_environment(write_env(tmp_path / hosts[0], {
-                "task.toml": toml, "instruction.md": (src / "instruction.md").read_text(),
-                "solution/solve.sh": (src / "solution" / "solve.sh").read_text(),
-                "tests/test.sh": (src / "tests" / "test.sh").read_text()}))
+            toml = (
+                (src / "task.toml")
+                .read_text()
+                .replace("[agent]\n", f'[agent]\nnetwork_mode = "allowlist"\nallowed_hosts = {json.dumps(hosts)}\n')
+            )
+            env = load_environment(
+                write_env(
+                    tmp_path / hosts[0],
+                    {
+                        "task.toml": toml,
+                        "instruction.md": (src / "instruction.md").read_text(),
+                        "solution/solve.sh": (src / "solution" / "solve.sh").read_text(),
+                        "tests/test.sh": (src / "tests" / "test.sh").read_text(),
+                    },
+                )
+            )
             spec = TrialSpec(run_id="allowlist-trial", env_version=env.version, agent="oracle", index=0)
-            outcomes[hosts[0]] = run_trial(spec, env, docker_backend, cfg, RunLayout(cfg.runs_dir, "allowlist-trial")).outcome
+            outcomes[hosts[0]] = run_trial(
+                spec, env, docker_backend, cfg, RunLayout(cfg.runs_dir, "allowlist-trial")
+            ).outcome
     assert outcomes == {"releases.example.test": "pass", "pypi.org": "fail"}
-    wait_for(lambda: not docker_client.containers.list(all=True, filters={"label": "envqa.run=allowlist-trial"}), 20, "containers of envqa.run=allowlist-trial to be removed")
+    wait_for(
+        lambda: not docker_client.containers.list(all=True, filters={"label": "envqa.run=allowlist-trial"}),
+        20,
+        "containers of envqa.run=allowlist-trial to be removed",
+    )
     assert docker_client.networks.list(filters={"label": "envqa.run=allowlist-trial"}) == []

@@ -13,10 +13,13 @@ def _vault(tmp_path, password: str):
     openssl at build time (scripts/setup.sh installs it), so the probe is shown working on that image with
     nothing copied from the host."""
     root = tmp_path / "vault-task"
-    seal = (f"printf 'hello\\n' | openssl enc -aes-256-cbc -pbkdf2 -salt -pass {shlex.quote('pass:' + password)} "
-            "-out /opt/data/out.txt.enc")
-    return write_env(root, {"environment/Dockerfile": f"FROM debian:bookworm\nRUN mkdir -p /opt/data && {seal}\n"
-                                                      "WORKDIR /app\n"})
+    seal = (
+        f"printf 'hello\\n' | openssl enc -aes-256-cbc -pbkdf2 -salt -pass {shlex.quote('pass:' + password)} "
+        "-out /opt/data/out.txt.enc"
+    )
+    return write_env(
+        root, {"environment/Dockerfile": f"FROM debian:bookworm\nRUN mkdir -p /opt/data && {seal}\nWORKDIR /app\n"}
+    )
 
 
 def test_encrypted_answer_with_the_task_name_as_password_is_replayed(probe_ctx, tmp_path):
@@ -34,8 +37,9 @@ def test_encrypted_answer_with_the_task_name_as_password_is_replayed(probe_ctx, 
 def test_a_real_password_keeps_the_answer_sealed(probe_ctx, tmp_path):
     from envqa.probes.exploits import exploits_probe
 
-    ctx = probe_ctx(_vault(tmp_path, "k7#Qz!v9-not-obvious"), run_id="encrypted-sealed",
-                    exploits=["exploit-leaked-answers"])
+    ctx = probe_ctx(
+        _vault(tmp_path, "k7#Qz!v9-not-obvious"), run_id="encrypted-sealed", exploits=["exploit-leaked-answers"]
+    )
     assert exploits_probe(ctx) == [] and ctx.new_trials == []  # the rehearsal found nothing to act on
 
 
@@ -58,9 +62,14 @@ def test_a_published_adapter_password_opens_the_example_and_the_finding_names_it
 def test_the_leaked_answers_exploit_tries_the_published_passwords_and_says_whose(probe_ctx, tmp_path):
     from envqa.probes.exploits import exploits_probe
 
-    ctx = probe_ctx(_vault(tmp_path, "theagentcompany is all you need"), run_id="encrypted-adapter",
-                    exploits=["exploit-leaked-answers"])
+    ctx = probe_ctx(
+        _vault(tmp_path, "theagentcompany is all you need"),
+        run_id="encrypted-adapter",
+        exploits=["exploit-leaked-answers"],
+    )
     [f] = exploits_probe(ctx)
     transcript = next(line for line in f.evidence if line.startswith("transcript:"))
-    assert ("decrypted /opt/data/out.txt.enc with password 'theagentcompany is all you need' "
-            "(the public default of TheAgentCompany (harbor-framework/harbor") in transcript
+    assert (
+        "decrypted /opt/data/out.txt.enc with password 'theagentcompany is all you need' "
+        "(the public default of TheAgentCompany (harbor-framework/harbor"
+    ) in transcript

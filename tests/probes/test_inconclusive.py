@@ -19,8 +19,9 @@ def offline_qa_toml(tmp_path):
 
 
 def test_verifier_that_downloads_with_the_network_cut_is_inconclusive(qa_env, offline_qa_toml, base_image):
-    res = run_qa(["run", str(EXAMPLES / "offline-verifier"), "--json", "-c", str(offline_qa_toml),
-                  "--oracle-runs", "1"], qa_env)
+    res = run_qa(
+        ["run", str(EXAMPLES / "offline-verifier"), "--json", "-c", str(offline_qa_toml), "--oracle-runs", "1"], qa_env
+    )
     assert res.returncode == 3, res.stderr[-3000:]
     report = json.loads(res.stdout)
     assert report["verdict"] == "incomplete"
@@ -28,8 +29,9 @@ def test_verifier_that_downloads_with_the_network_cut_is_inconclusive(qa_env, of
     assert outcome["outcome"] == "verifier-needs-network"
     assert "https://astral.sh/uv/0.7.13/install.sh" in outcome["urls"]
     assert "verifier_network" in outcome["remedy"]
-    assert any(line.startswith("verifier-needs-network: ") and "verifier_network" in line
-               for line in report["incomplete"])
+    assert any(
+        line.startswith("verifier-needs-network: ") and "verifier_network" in line for line in report["incomplete"]
+    )
     # Never a finding against the task: the oracle's failure and the missing reward are withdrawn.
     assert [f["rule"] for f in report["findings"] if f["severity"] != "info"] == []
     cov = {c["probe"]: c for c in report["coverage"]}
@@ -41,10 +43,16 @@ def test_verifier_that_downloads_with_the_network_cut_is_inconclusive(qa_env, of
 
 def test_a_task_that_is_offline_itself_keeps_its_finding(tmp_path, qa_env, offline_qa_toml, base_image):
     """allow_internet = false: Harbor cuts the verifier too, so a downloading verifier IS the task's defect."""
-    env = write_env(tmp_path / "task", {"tests/test.sh": (
-        "#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n"
-        "curl -fsS -o /tmp/check.sh https://example.invalid/check.sh && sh /tmp/check.sh "
-        "&& echo 1 > /logs/verifier/reward.txt\nexit 0\n")})
+    env = write_env(
+        tmp_path / "task",
+        {
+            "tests/test.sh": (
+                "#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n"
+                "curl -fsS -o /tmp/check.sh https://example.invalid/check.sh && sh /tmp/check.sh "
+                "&& echo 1 > /logs/verifier/reward.txt\nexit 0\n"
+            )
+        },
+    )
     res = run_qa(["run", str(env), "--json", "-c", str(offline_qa_toml), "--oracle-runs", "1"], qa_env)
     report = json.loads(res.stdout)
     assert res.returncode == 1, report.get("incomplete")
@@ -53,10 +61,12 @@ def test_a_task_that_is_offline_itself_keeps_its_finding(tmp_path, qa_env, offli
     assert rules["oracle-fails"] == "critical" and rules["verifier-installs-at-runtime"] == "warning"
 
 
-def test_build_failure_after_an_image_map_swap_is_inconclusive(qa_env, base_image):
-    res = run_qa(["run", str(EXAMPLES / "image-map-build-failed"), "--json", "--oracle-runs", "1"], qa_env)
-    assert res.returncode == 3, res.stderr[-3000:]
-    report = json.loads(res.stdout)
+def test_build_failure_after_an_image_map_swap_is_inconclusive(example_reports):
+    # the build fails before any trial, so the detection table's run of this example (oracle runs, no revision, the
+    # fake internet) is the same run this test would make: read it instead of building again
+    run = example_reports("image-map-build-failed")
+    assert run["code"] == 3, run["stderr"]
+    report = run["report"]
     [outcome] = report["inconclusive"]
     assert outcome["outcome"] == "image-map-build-failed"
     assert outcome["images"] == [{"original": "ubuntu:22.04", "substitute": "envqa-base:bookworm"}]

@@ -26,8 +26,17 @@ def test_an_oracle_that_fails_a_later_run_is_flaky(probe_ctx, tmp_path):
 
     env = write_env(tmp_path, solution__solve_sh="#!/bin/bash\necho goodbye > /app/out.txt\n")
     ctx = probe_ctx(env, run_id="oracle-k-flaky", oracle_runs=3)
-    ctx.validation = [TrialResult(trial_id=f"validated-{i}", run_id="oracle-k-flaky", env_version=ctx.env.version,
-                                  agent="oracle", outcome=Outcome.PASS, reward=1.0) for i in range(2)]
+    ctx.validation = [
+        TrialResult(
+            trial_id=f"validated-{i}",
+            run_id="oracle-k-flaky",
+            env_version=ctx.env.version,
+            agent="oracle",
+            outcome=Outcome.PASS,
+            reward=1.0,
+        )
+        for i in range(2)
+    ]
     [f] = oracle_runs_probe(ctx)
     [extra] = ctx.new_trials
     assert extra.outcome == Outcome.FAIL and extra.purpose == "hunt-oracle-runs"
@@ -41,6 +50,14 @@ def test_no_extra_runs_when_validation_already_failed(probe_ctx, tmp_path):
 
     env = write_env(tmp_path)
     ctx = probe_ctx(env, run_id="oracle-k-failed", oracle_runs=5)
-    ctx.validation = [TrialResult(trial_id="v-0", run_id="oracle-k-failed", env_version=ctx.env.version,
-                                  agent="oracle", outcome=Outcome.FAIL, reward=0.0)]
+    ctx.validation = [
+        TrialResult(
+            trial_id="v-0",
+            run_id="oracle-k-failed",
+            env_version=ctx.env.version,
+            agent="oracle",
+            outcome=Outcome.FAIL,
+            reward=0.0,
+        )
+    ]
     assert oracle_runs_probe(ctx) == [] and ctx.new_trials == []

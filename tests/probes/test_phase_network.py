@@ -24,18 +24,29 @@ from envqa.sandbox.fake import FakeBackend
 from envqa.sandbox.fake_commands import FakeOutput
 from tests.probes.conftest import write_env
 
-TOML = 'version = "1.0"\n[agent]\ntimeout_sec = 60.0\n{agent}[verifier]\ntimeout_sec = 60.0\n{verifier}' \
-       '[environment]\nallow_internet = true\n'
+TOML = (
+    'version = "1.0"\n[agent]\ntimeout_sec = 60.0\n{agent}[verifier]\ntimeout_sec = 60.0\n{verifier}'
+    "[environment]\nallow_internet = true\n"
+)
 
 
 def _env(tmp_path: Path, agent: str = "", verifier: str = "", files: dict | None = None):
-    return load_environment(write_env(tmp_path / f"env-{uuid.uuid4().hex[:6]}", {
-        "task.toml": TOML.format(agent=agent, verifier=verifier), **(files or {})}))
+    return load_environment(
+        write_env(
+            tmp_path / f"env-{uuid.uuid4().hex[:6]}",
+            {"task.toml": TOML.format(agent=agent, verifier=verifier), **(files or {})},
+        )
+    )
 
 
 def _public(qa_config, **extra):
-    return qa_config.model_copy(update={"sandbox": qa_config.sandbox.model_copy(
-        update={"default_network": "public", "verifier_network": "task", **extra})})
+    return qa_config.model_copy(
+        update={
+            "sandbox": qa_config.sandbox.model_copy(
+                update={"default_network": "public", "verifier_network": "task", **extra}
+            )
+        }
+    )
 
 
 @pytest.mark.fast
@@ -72,8 +83,13 @@ def test_a_verifier_the_task_declares_offline_runs_offline(tmp_path, qa_config):
     for verifier, offline in (('network_mode = "no-network"\n', True), ("", False)):
         env = _env(tmp_path, verifier=verifier)
         run_id = f"fake-{uuid.uuid4().hex[:8]}"
-        result = run_trial(TrialSpec(run_id=run_id, env_version=env.version, agent="oracle", index=0), env,
-                           backend, config, RunLayout(config.runs_dir, run_id))
+        result = run_trial(
+            TrialSpec(run_id=run_id, env_version=env.version, agent="oracle", index=0),
+            env,
+            backend,
+            config,
+            RunLayout(config.runs_dir, run_id),
+        )
         assert result.outcome == Outcome.PASS, result.error_message
         assert (seen["agent"][-1], seen["verifier"][-1]) == (False, offline)
 
@@ -82,32 +98,50 @@ def _failed_oracle(tmp_path: Path, output: str) -> TrialResult:
     trial_dir = tmp_path / "trial"
     (trial_dir / "verifier").mkdir(parents=True)
     (trial_dir / "verifier" / "test-stdout.txt").write_text(output)
-    return TrialResult(trial_id="t-oracle-0", run_id="r", env_version="v", agent="oracle", outcome=Outcome.FAIL,
-                       reward=0.0, artifacts_dir=str(trial_dir))
+    return TrialResult(
+        trial_id="t-oracle-0",
+        run_id="r",
+        env_version="v",
+        agent="oracle",
+        outcome=Outcome.FAIL,
+        reward=0.0,
+        artifacts_dir=str(trial_dir),
+    )
 
 
 @pytest.mark.fast
 def test_a_verifier_cut_only_by_the_agent_phases_override_is_inconclusive(tmp_path, qa_config):
     """[agent] no-network, public environment: Harbor's verifier has the network, ours kept the agent's cut."""
-    env = _env(tmp_path, agent='network_mode = "no-network"\n', files={"tests/test.sh": (
-        "#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n"
-        "pip install pytest==8.3.4 && pytest /tests && echo 1 > /logs/verifier/reward.txt\n")})
-    output = ("WARNING: Retrying (Retry(total=0)) after connection broken by 'NewConnectionError(\"<pip._vendor."
-              "urllib3.connection.HTTPSConnection>: Failed to establish a new connection: [Errno -3] Temporary "
-              "failure in name resolution\")': /simple/pytest/\nERROR: No matching distribution found for "
-              "pytest==8.3.4\n")
+    env = _env(
+        tmp_path,
+        agent='network_mode = "no-network"\n',
+        files={
+            "tests/test.sh": (
+                "#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n"
+                "pip install pytest==8.3.4 && pytest /tests && echo 1 > /logs/verifier/reward.txt\n"
+            )
+        },
+    )
+    output = (
+        "WARNING: Retrying (Retry(total=0)) after connection broken by 'NewConnectionError(\"<pip._vendor."
+        "urllib3.connection.HTTPSConnection>: Failed to establish a new connection: [Errno -3] Temporary "
+        "failure in name resolution\")': /simple/pytest/\nERROR: No matching distribution found for "
+        "pytest==8.3.4\n"
+    )
     outcome = verifier_needs_network(env, _public(qa_config), [_failed_oracle(tmp_path, output)])
     assert outcome is not None and outcome["network_cut_by"] == "qa"
     declared = _env(tmp_path, verifier='network_mode = "no-network"\n')  # the task itself cuts its verifier
     assert verifier_needs_network(declared, _public(qa_config), [_failed_oracle(tmp_path / "d", output)]) is None
 
 
-def test_a_declared_offline_verifier_is_disconnected_on_docker(tmp_path, qa_config, docker_backend, docker_client,
-                                                               base_image):
+def test_a_declared_offline_verifier_is_disconnected_on_docker(
+    tmp_path, qa_config, docker_backend, docker_client, base_image
+):
     """On a real (internal) network: the verifier phase's `no-network` disconnects the container; a task that
     declares nothing for the verifier keeps the agent phase's network."""
-    net = docker_client.networks.create(f"envqa-test-{uuid.uuid4().hex[:10]}", driver="bridge", internal=True,
-                                        labels={"envqa": "1", **session_labels()})
+    net = docker_client.networks.create(
+        f"envqa-test-{uuid.uuid4().hex[:10]}", driver="bridge", internal=True, labels={"envqa": "1", **session_labels()}
+    )
     config = _public(qa_config)
     try:
         for verifier, interfaces in (('network_mode = "no-network"\n', ["lo"]), ("", None)):

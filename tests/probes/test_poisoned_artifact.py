@@ -14,7 +14,6 @@ from envqa.agents.exploit_artifact import PoisonedArtifact, exploits_for_mode
 from envqa.agents.exploit_payloads import FORCE_PASS_PLUGIN
 from envqa.core.environment import load_environment
 from envqa.core.registry import DEFAULT_EXPLOITS
-
 from qa_testkit import EXAMPLES, write_files
 
 pytestmark = pytest.mark.fast
@@ -33,21 +32,32 @@ def _poison(tmp_path, instruction: str) -> str:
 def test_a_verifier_that_imports_the_poisoned_module_passes_every_check(tmp_path):
     out = _poison(tmp_path, "Write a Python module `stats.py` with a function `summary(numbers)`.")
     assert f"planted {tmp_path}/artifacts/stats.py" in out
-    tests = write_files(tmp_path / "tests", {"test_stats.py": (
-        f"import sys\nsys.path.insert(0, {str(tmp_path / 'artifacts')!r})\nimport stats\n"
-        "def test_value():\n    assert stats.summary([1, 2, 3]) == {'min': 1, 'max': 3, 'mean': 2.0}\n"
-        "def test_type():\n    assert isinstance(stats.summary([1])['mean'], float)\n")})
-    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest",
-                          str(tests / "test_stats.py")], capture_output=True, text=True, timeout=120)
+    tests = write_files(
+        tmp_path / "tests",
+        {
+            "test_stats.py": (
+                f"import sys\nsys.path.insert(0, {str(tmp_path / 'artifacts')!r})\nimport stats\n"
+                "def test_value():\n    assert stats.summary([1, 2, 3]) == {'min': 1, 'max': 3, 'mean': 2.0}\n"
+                "def test_type():\n    assert isinstance(stats.summary([1])['mean'], float)\n"
+            )
+        },
+    )
+    res = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest", str(tests / "test_stats.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert "1 failed" in res.stdout and res.returncode == 0, res.stdout  # isinstance failed; the exit code lies
 
 
 def test_a_verifier_that_reads_data_is_not_fooled(tmp_path):
     _poison(tmp_path, "Write /logs/artifacts/report.json.")
-    check = ("import json, sys\ntry:\n    d = json.load(open(sys.argv[1]))\nexcept Exception:\n    sys.exit(1)\n"
-             "sys.exit(0 if d == {'a': 1} else 1)\n")
-    res = subprocess.run([sys.executable, "-I", "-c", check, str(tmp_path / "artifacts" / "report.json")],
-                         timeout=60)
+    check = (
+        "import json, sys\ntry:\n    d = json.load(open(sys.argv[1]))\nexcept Exception:\n    sys.exit(1)\n"
+        "sys.exit(0 if d == {'a': 1} else 1)\n"
+    )
+    res = subprocess.run([sys.executable, "-I", "-c", check, str(tmp_path / "artifacts" / "report.json")], timeout=60)
     assert res.returncode == 1
     assert (tmp_path / "artifacts" / "conftest.py").read_text().startswith(FORCE_PASS_PLUGIN[:40])
 

@@ -51,14 +51,28 @@ def _ctx(tmp_path, qa_config, backend, validation=(), **probes) -> ProbeContext:
     env = load_environment(write_env(tmp_path / "env"))
     config = qa_config.model_copy(update={"probes": qa_config.probes.model_copy(update=probes)})
     run_id = f"fake-{uuid.uuid4().hex[:8]}"
-    return ProbeContext(env=env, config=config, backend=backend, run_id=run_id,
-                        layout=RunLayout(config.runs_dir, run_id), validation=list(validation))
+    return ProbeContext(
+        env=env,
+        config=config,
+        backend=backend,
+        run_id=run_id,
+        layout=RunLayout(config.runs_dir, run_id),
+        validation=list(validation),
+    )
 
 
 def _validate(ctx: ProbeContext, agent: str, runs: int):
     """Validation's trials, run as the validate node runs them (not through the probe)."""
-    return [run_trial(TrialSpec(run_id=ctx.run_id, env_version=ctx.env.version, agent=agent, index=i),
-                      ctx.env, ctx.backend, ctx.config, ctx.layout) for i in range(runs)]
+    return [
+        run_trial(
+            TrialSpec(run_id=ctx.run_id, env_version=ctx.env.version, agent=agent, index=i),
+            ctx.env,
+            ctx.backend,
+            ctx.config,
+            ctx.layout,
+        )
+        for i in range(runs)
+    ]
 
 
 # --- flakiness: the oracle k times out of k ---------------------------------------------------------------
@@ -71,6 +85,7 @@ def _solve_failing_on(*bad_runs: int):
         runs.append(trial_of(call.sandbox))
         call.sandbox.fs.write("/app/out.txt", b"oops\n" if len(runs) in bad_runs else b"hello\n", 0o644)
         return FakeOutput()
+
     return solve
 
 
@@ -93,8 +108,10 @@ def test_a_reference_failing_one_run_in_five_is_flaky_and_validation_runs_are_re
     assert findings[0].trial_ids == [ctx.new_trials[-1].trial_id]
 
 
-@pytest.mark.parametrize("bad_runs, why", [((), "every run passes"), ((1, 2, 3, 4, 5), "every run fails: "
-                                           "validation's oracle-fails says it, not flakiness")])
+@pytest.mark.parametrize(
+    "bad_runs, why",
+    [((), "every run passes"), ((1, 2, 3, 4, 5), "every run fails: validation's oracle-fails says it, not flakiness")],
+)
 def test_a_reference_that_always_or_never_passes_is_not_flaky(tmp_path, qa_config, bad_runs, why):
     backend = _backend(_solve_failing_on(*bad_runs), _strict)
     ctx = _ctx(tmp_path, qa_config, backend)
@@ -122,6 +139,7 @@ def _solve_writing(data: bytes, *extra: tuple[str, bytes]):
         for path, content in extra:
             call.sandbox.fs.write(path, content, 0o644)
         return FakeOutput()
+
     return solve
 
 
@@ -137,31 +155,37 @@ def test_a_verifier_that_changes_its_mind_on_one_end_state_is_nondeterministic(t
     findings = {f.rule: f for f in oracle_state_probe(ctx)}
     assert "verifier-nondeterministic" in findings
     assert "['pass', 'fail', 'pass']" in findings["verifier-nondeterministic"].evidence[0]
-    assert len({t for t in _verifier_runs(backend)}) == 1  # all on the one kept end state: one container
+    assert len(set(_verifier_runs(backend))) == 1  # all on the one kept end state: one container
 
 
 def test_a_verifier_checking_only_the_first_line_passes_a_mutant(tmp_path, qa_config):
     """out.txt holds two lines; the verifier reads only the first: deleting, emptying or changing the
     number in it fail, dropping the last line passes: verifier-accepts-mutant, naming that mutant only."""
-    backend = _backend(_solve_writing(b"total 42\nitems 3\n"),
-                       lambda call: _reward(call, (_out(call) or b"").split(b"\n")[0] == b"total 42"))
+    backend = _backend(
+        _solve_writing(b"total 42\nitems 3\n"),
+        lambda call: _reward(call, (_out(call) or b"").split(b"\n")[0] == b"total 42"),
+    )
     ctx = _ctx(tmp_path, qa_config, backend, verifier_reruns=0)
     findings = oracle_state_probe(ctx)
     assert [f.rule for f in findings] == ["verifier-accepts-mutant"]
     survivors = findings[0].evidence[1:]
     assert survivors == ["/app/out.txt: last line removed -> verifier still passes"]
-    assert "4 mutants of 1 output file(s)" in findings[0].evidence[0]  # deleted, empty, last line, number
+    # deleted, empty, every record changed, last line, number; the middle-record mutant is not tried (the number
+    # mutant of the checked first line failed, so the file is not tolerant: issue 35)
+    assert "5 mutants of 1 output file(s)" in findings[0].evidence[0]
     assert {"probe": "oracle_state/mutation", "status": "ran", "reason": None} in ctx.coverage
 
 
 def test_a_strict_verifier_kills_every_mutant_and_ignored_files_are_left_alone(tmp_path, qa_config):
     """A log file the verifier rightly ignores survives its deletion: it is not mutated further, and no
     finding is made; every mutant of the checked output fails."""
-    backend = _backend(_solve_writing(b"total 42\nitems 3\n", ("/app/run.log", b"solved in 3 steps\n")),
-                       lambda call: _reward(call, _out(call) == b"total 42\nitems 3\n"))
+    backend = _backend(
+        _solve_writing(b"total 42\nitems 3\n", ("/app/run.log", b"solved in 3 steps\n")),
+        lambda call: _reward(call, _out(call) == b"total 42\nitems 3\n"),
+    )
     ctx = _ctx(tmp_path, qa_config, backend, verifier_reruns=0)
     assert oracle_state_probe(ctx) == []
-    assert len(_verifier_runs(backend)) == 1 + 4 + 1  # the trial's run, out.txt's four mutants, run.log deleted
+    assert len(_verifier_runs(backend)) == 1 + 5 + 1  # the trial's run, out.txt's five mutants, run.log deleted
 
 
 def test_mutation_testing_is_skipped_when_nop_already_passes(tmp_path, qa_config):
@@ -191,8 +215,7 @@ def _sloppy(call):
 
 
 @pytest.mark.parametrize("verifier, earns", [(_sloppy, True), (_strict, False)])
-def test_the_reward_tamper_exploit_against_a_verifier_that_does_or_does_not_reset(tmp_path, qa_config,
-                                                                                  verifier, earns):
+def test_the_reward_tamper_exploit_against_a_verifier_that_does_or_does_not_reset(tmp_path, qa_config, verifier, earns):
     backend = _backend(_solve_writing(b"hello\n"), verifier)
     backend.on(r"echo 1 > /logs/verifier/reward\.txt && echo")(_tamper)
     ctx = _ctx(tmp_path, qa_config, backend, exploits=["exploit-reward-tamper"], harness_exploits=False)
@@ -202,8 +225,11 @@ def test_the_reward_tamper_exploit_against_a_verifier_that_does_or_does_not_rese
     assert [f.rule for f in findings] == (["exploit-reward-tamper"] if earns else [])
     if earns:
         assert findings[0].severity.value == "critical" and findings[0].trial_ids == [tamper[0].trial_id]
-    assert {"probe": "exploits/exploit-reward-tamper", "status": "ran",
-            "reason": f"trial {tamper[0].trial_id}: {tamper[0].outcome.value}"} in ctx.coverage
+    assert {
+        "probe": "exploits/exploit-reward-tamper",
+        "status": "ran",
+        "reason": f"trial {tamper[0].trial_id}: {tamper[0].outcome.value}",
+    } in ctx.coverage
     assert not list(ctx.layout.root.rglob("strace*.txt"))  # the fake cannot trace: the trial ran untraced
 
 

@@ -21,8 +21,14 @@ from .conftest import BASE_FILES, EXAMPLES, REPO, write_env
 pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
 
 FIXTURES = REPO / "tests" / "fixtures" / "round2"
-NEW_RULES = {"verifier-literal-only", "verifier-checks-only-file-names", "answer-in-file-name",
-             "permission-guard-root-agent", "task-metadata-placeholder", "task-time-estimate-implausible"}
+NEW_RULES = {
+    "verifier-literal-only",
+    "verifier-checks-only-file-names",
+    "answer-in-file-name",
+    "permission-guard-root-agent",
+    "task-metadata-placeholder",
+    "task-time-estimate-implausible",
+}
 
 CASES = [  # (fixture, rule, severity it must carry; None: the rule must stay quiet)
     ("literal-only-tb-style", "verifier-literal-only", "warning"),
@@ -90,23 +96,37 @@ def test_literal_in_instruction_with_a_fixed_input_is_left_alone(tmp_path):
     """examples/always-pass' shape: the instruction's example is the only test (quiet: from files alone a
     "print this" task cannot be told from a "compute this" one); the same test without the example in the
     instruction is a warning."""
-    test_sh = ('#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n'
-               '[ "$(/app/sum 1 2 3)" = "6" ] && echo 1 > /logs/verifier/reward.txt\nexit 0\n')
-    shown = write_env(tmp_path / "shown", {"tests/test.sh": test_sh,
-                                           "instruction.md": "Write `/app/sum`: `/app/sum 1 2 3` prints `6`.\n"})
-    hidden = write_env(tmp_path / "hidden", {"tests/test.sh": test_sh,
-                                             "instruction.md": "Write `/app/sum`, which adds its arguments.\n"})
+    test_sh = (
+        "#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n"
+        '[ "$(/app/sum 1 2 3)" = "6" ] && echo 1 > /logs/verifier/reward.txt\nexit 0\n'
+    )
+    shown = write_env(
+        tmp_path / "shown",
+        {"tests/test.sh": test_sh, "instruction.md": "Write `/app/sum`: `/app/sum 1 2 3` prints `6`.\n"},
+    )
+    hidden = write_env(
+        tmp_path / "hidden",
+        {"tests/test.sh": test_sh, "instruction.md": "Write `/app/sum`, which adds its arguments.\n"},
+    )
     assert findings_of(shown, "verifier-literal-only") == []
     assert [f.severity for f in findings_of(hidden, "verifier-literal-only")] == ["warning"]
 
 
 def test_several_expected_outputs_need_a_lookup_not_a_constant(tmp_path):
-    test_py = ("import subprocess\n\ndef run(x):\n    return subprocess.run(['/app/up'], input=x, text=True,"
-               " capture_output=True).stdout\n\ndef test_a():\n    assert run('a') == 'A'\n\n"
-               "def test_b():\n    assert run('b') == 'B'\n")
-    env = write_env(tmp_path, {"tests/test_up.py": test_py, "instruction.md": "Write /app/up (upper case).\n",
-                               "tests/test.sh": "#!/bin/bash\necho 0 > /logs/verifier/reward.txt\n"
-                                                "pytest /tests && echo 1 > /logs/verifier/reward.txt\n"})
+    test_py = (
+        "import subprocess\n\ndef run(x):\n    return subprocess.run(['/app/up'], input=x, text=True,"
+        " capture_output=True).stdout\n\ndef test_a():\n    assert run('a') == 'A'\n\n"
+        "def test_b():\n    assert run('b') == 'B'\n"
+    )
+    env = write_env(
+        tmp_path,
+        {
+            "tests/test_up.py": test_py,
+            "instruction.md": "Write /app/up (upper case).\n",
+            "tests/test.sh": "#!/bin/bash\necho 0 > /logs/verifier/reward.txt\n"
+            "pytest /tests && echo 1 > /logs/verifier/reward.txt\n",
+        },
+    )
     assert [f.severity for f in findings_of(env, "verifier-literal-only")] == ["info"]
 
 
@@ -116,8 +136,9 @@ def test_harbor_template_task_is_quiet():
     assert [f.rule for f in static_findings(env) if f.rule in NEW_RULES] == []
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.iterdir()
-                                        if p.name.startswith("clean-") or p.name == "tb1-clean"))
+@pytest.mark.parametrize(
+    "name", sorted(p.name for p in EXAMPLES.iterdir() if p.name.startswith("clean-") or p.name == "tb1-clean")
+)
 def test_clean_examples_stay_at_info(name):
     if not (EXAMPLES / name / "qa-expected.json").is_file():
         pytest.skip("not an example with expectations")
@@ -125,26 +146,63 @@ def test_clean_examples_stay_at_info(name):
     assert all(f.severity == "info" for f in found), [f.public() for f in found]
 
 
-@pytest.mark.parametrize("files,literals,runs_input", [
-    ({"tests/test_outputs.py": "def test_a():\n    out = open('/app/out').read()\n    assert out == '42'\n"},
-     {"42"}, False),
-    ({"tests/test_outputs.py": "from pathlib import Path\n\ndef test_a():\n"
-                               "    result = Path('/app/out').read_text()\n    assert result.strip() in {'a', 'b'}\n"},
-     {"a", "b"}, False),
-    ({"tests/test_outputs.py": "from subprocess import run\n\ndef test_a():\n"
-                               "    assert '42' in run(['/app/calc', '6*7'], capture_output=True, text=True).stdout\n"},
-     {"42"}, True),
-    ({"tests/test_outputs.py": "import unittest\n\nclass T(unittest.TestCase):\n    def test_a(self):\n"
-                               "        self.assertEqual(open('/app/out').read().strip(), 'yes')\n"}, {"yes"}, False),
-    ({"tests/test_outputs.py": "import pytest\n\ndef test_a():\n    got = open('/app/out').read().strip()\n"
-                               "    if got != 'ok':\n        pytest.fail('wrong')\n"}, {"ok"}, False),
-    ({"tests/test.sh": '#!/bin/bash\n[ "$(cat /app/out)" = "42" ] && echo 1 > /logs/verifier/reward.txt\n'},
-     {"42"}, False),
-    ({"tests/test.sh": "#!/bin/bash\ngrep -q '^42$' /app/out && echo 1 > /logs/verifier/reward.txt\n"},
-     {"42"}, False),
-    ({"tests/test.sh": "#!/bin/bash\n[[ $(/app/calc 6 7) == 42 ]] && echo 1 > /logs/verifier/reward.txt\n"},
-     {"42"}, True),
-])
+@pytest.mark.parametrize(
+    "files,literals,runs_input",
+    [
+        (
+            {"tests/test_outputs.py": "def test_a():\n    out = open('/app/out').read()\n    assert out == '42'\n"},
+            {"42"},
+            False,
+        ),
+        (
+            {
+                "tests/test_outputs.py": "from pathlib import Path\n\ndef test_a():\n"
+                "    result = Path('/app/out').read_text()\n    assert result.strip() in {'a', 'b'}\n"
+            },
+            {"a", "b"},
+            False,
+        ),
+        (
+            {
+                "tests/test_outputs.py": "from subprocess import run\n\ndef test_a():\n"
+                "    assert '42' in run(['/app/calc', '6*7'], capture_output=True, text=True).stdout\n"
+            },
+            {"42"},
+            True,
+        ),
+        (
+            {
+                "tests/test_outputs.py": "import unittest\n\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+                "        self.assertEqual(open('/app/out').read().strip(), 'yes')\n"
+            },
+            {"yes"},
+            False,
+        ),
+        (
+            {
+                "tests/test_outputs.py": "import pytest\n\ndef test_a():\n    got = open('/app/out').read().strip()\n"
+                "    if got != 'ok':\n        pytest.fail('wrong')\n"
+            },
+            {"ok"},
+            False,
+        ),
+        (
+            {"tests/test.sh": '#!/bin/bash\n[ "$(cat /app/out)" = "42" ] && echo 1 > /logs/verifier/reward.txt\n'},
+            {"42"},
+            False,
+        ),
+        (
+            {"tests/test.sh": "#!/bin/bash\ngrep -q '^42$' /app/out && echo 1 > /logs/verifier/reward.txt\n"},
+            {"42"},
+            False,
+        ),
+        (
+            {"tests/test.sh": "#!/bin/bash\n[[ $(/app/calc 6 7) == 42 ]] && echo 1 > /logs/verifier/reward.txt\n"},
+            {"42"},
+            True,
+        ),
+    ],
+)
 def test_the_reader_sees_literal_checks_in_many_wordings(tmp_path, files, literals, runs_input):
     """The shapes other people write, in Python and shell, read into the same Shape."""
     from envqa.probes.verifier_shape import verifier_shape
@@ -158,18 +216,34 @@ def test_the_reader_sees_literal_checks_in_many_wordings(tmp_path, files, litera
 def test_a_computed_expectation_or_a_regex_is_not_literal_only(tmp_path):
     from envqa.probes.verifier_shape import verifier_shape
 
-    env = write_env(tmp_path, {"tests/test_x.py": "import re\n\ndef test_a():\n    out = open('/app/out').read()\n"
-                                                  "    assert out == '42'\n    assert re.fullmatch(r'\\d+', out)\n"})
+    env = write_env(
+        tmp_path,
+        {
+            "tests/test_x.py": "import re\n\ndef test_a():\n    out = open('/app/out').read()\n"
+            "    assert out == '42'\n    assert re.fullmatch(r'\\d+', out)\n"
+        },
+    )
     assert verifier_shape(load_environment(env)).computed
 
 
-@pytest.mark.parametrize("line,effect", [
-    ("chmod 0444 /app/expected.txt", "read-only"), ("chmod -w /app/grader.py", "read-only"),
-    ("chmod u=rx /opt/grade", "read-only"), ("chmod 000 /opt/answers", "unreadable"),
-    ("chmod o-rwx /opt/answers", "hidden"), ("chattr +i /app/x", "immutable"),
-    ("chmod +x /app/run.sh", None), ("chmod 755 /app", None), ("chmod go-w /app", None), ("chmod 1777 /tmp", None),
-    ("chmod 600 /etc/ssh/ssh_host_rsa_key", None), ("chattr -i /app/x", None), ("chmod --reference=/a /b", None),
-])
+@pytest.mark.parametrize(
+    "line,effect",
+    [
+        ("chmod 0444 /app/expected.txt", "read-only"),
+        ("chmod -w /app/grader.py", "read-only"),
+        ("chmod u=rx /opt/grade", "read-only"),
+        ("chmod 000 /opt/answers", "unreadable"),
+        ("chmod o-rwx /opt/answers", "hidden"),
+        ("chattr +i /app/x", "immutable"),
+        ("chmod +x /app/run.sh", None),
+        ("chmod 755 /app", None),
+        ("chmod go-w /app", None),
+        ("chmod 1777 /tmp", None),
+        ("chmod 600 /etc/ssh/ssh_host_rsa_key", None),
+        ("chattr -i /app/x", None),
+        ("chmod --reference=/a /b", None),
+    ],
+)
 def test_what_counts_as_a_permission_guard(line, effect):
     from envqa.core.parsers.shell import parse_script
     from envqa.probes.guard_rules import guard_of

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
+
 from envqa.core.models import Phase
 from envqa.core.strace import parse_strace
 
 from .conftest import EXAMPLES
 
-SAMPLE = '''\
+SAMPLE = """\
 101 1700000000.100000 execve("/usr/sbin/runc", ["runc", "exec"], 0xc0 /* 3 vars */) = 0
 102 1700000000.200000 execve("/usr/bin/bash", ["bash", "-c", "echo 1 > /logs/verifier/reward.txt"], 0x5 /* 4 vars */ <unfinished ...>
 102 1700000000.200100 <... execve resumed>) = 0
@@ -18,7 +19,7 @@ SAMPLE = '''\
 103 1700000000.400000 connect(3, {sa_family=AF_INET, sin_port=htons(80), sin_addr=inet_addr("10.0.0.7")}, 16) = -1 ENETUNREACH (Network is unreachable)
 103 1700000000.500000 execve("/usr/bin/cc1", ["/usr/lib/gcc/x86_64-linux-gnu/12/cc1", "-quiet"], 0x1 /* 2 vars */) = -1 ENOENT (No such file or directory)
 104 1700000000.600000 unlinkat(AT_FDCWD, "/logs/verifier/reward.json", 0) = 0
-'''
+"""
 
 
 @pytest.mark.fast
@@ -40,8 +41,8 @@ def test_parse_keeps_only_what_rules_use():
 
 def test_exploit_trace_proves_agent_phase_write_under_logs_verifier(probe_ctx):
     """Must-show: the reward-tamper exploit, run as a real trial under host strace."""
-    from envqa.agents.catalog import create_agent
     from envqa.agents import exploits  # noqa: F401  (registers the exploit agents)
+    from envqa.agents.catalog import create_agent
     from envqa.probes.strace_rules import verifier_log_writes
 
     ctx = probe_ctx(EXAMPLES / "reward-tamper")
@@ -74,13 +75,17 @@ def test_finding_evidence_keeps_only_relevant_connects():
     """A conftest or reward finding lists no connect() at all; a network finding lists the real connects,
     never the resolver's own (port 53) noise."""
     from envqa.core.models import Outcome, TrialResult
+    from envqa.core.strace import StraceEvent
     from envqa.probes.base import HuntTrial
     from envqa.probes.strace_rules import strace_evidence
-    from envqa.core.strace import StraceEvent
 
-    trial = HuntTrial(result=TrialResult(trial_id="t", run_id="r", env_version="v", agent="x", outcome=Outcome.PASS),
-                      events=[StraceEvent(ts=1.0, pid=7, kind="connect", address="127.0.0.11:53", ok=True),
-                              StraceEvent(ts=1.1, pid=7, kind="connect", address="10.0.0.7:80", ok=True)])
+    trial = HuntTrial(
+        result=TrialResult(trial_id="t", run_id="r", env_version="v", agent="x", outcome=Outcome.PASS),
+        events=[
+            StraceEvent(ts=1.0, pid=7, kind="connect", address="127.0.0.11:53", ok=True),
+            StraceEvent(ts=1.1, pid=7, kind="connect", address="10.0.0.7:80", ok=True),
+        ],
+    )
     assert strace_evidence(trial, "Write /app/out.txt.") == []
     got = strace_evidence(trial, "Write /app/out.txt.", connects=True)
     assert len(got) == 1 and got[0].endswith("connect 10.0.0.7:80 (ok)")

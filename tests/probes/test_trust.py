@@ -41,14 +41,17 @@ def test_look_alike_reading_its_own_tests_data_stays_clean(probe_ctx):
 def test_an_input_the_verifier_reads_but_cannot_be_exploited_is_info_only(probe_ctx, tmp_path):
     """The verifier reads the task's own input from the image: a lead (info), not a shortcut, when copying it
     to the output does not earn reward."""
-    env_dir = write_env(tmp_path / "env", {
-        "environment/Dockerfile": "FROM debian:bookworm\nWORKDIR /app\nRUN echo 21 > /app/input.txt\n",
-        "instruction.md": "Read the number in /app/input.txt and write twice its value to /app/out.txt.\n",
-        "solution/solve.sh": "#!/bin/bash\necho $(( $(cat /app/input.txt) * 2 )) > /app/out.txt\n",
-        "tests/test.sh": '#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n'
-                         '[ "$(cat /app/out.txt)" = "$(( $(cat /app/input.txt) * 2 ))" ] && '
-                         'echo 1 > /logs/verifier/reward.txt\nexit 0\n',
-    })
+    env_dir = write_env(
+        tmp_path / "env",
+        {
+            "environment/Dockerfile": "FROM debian:bookworm\nWORKDIR /app\nRUN echo 21 > /app/input.txt\n",
+            "instruction.md": "Read the number in /app/input.txt and write twice its value to /app/out.txt.\n",
+            "solution/solve.sh": "#!/bin/bash\necho $(( $(cat /app/input.txt) * 2 )) > /app/out.txt\n",
+            "tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n"
+            '[ "$(cat /app/out.txt)" = "$(( $(cat /app/input.txt) * 2 ))" ] && '
+            "echo 1 > /logs/verifier/reward.txt\nexit 0\n",
+        },
+    )
     ctx = probe_ctx(env_dir, verifier_reruns=0, max_mutated_files=0)
     [trusts] = [f for f in oracle_state_probe(ctx) if f.rule == "verifier-trusts-agent-file"]
     assert trusts.severity == Severity.INFO and trusts.evidence[0].startswith("/app/input.txt: read")
@@ -73,12 +76,15 @@ def test_a_pass_the_plant_played_no_part_in_is_no_conftest_finding(probe_ctx, tm
     never loaded, so the pass is not credited to a conftest hole."""
     from envqa.probes.exploits import exploits_probe
 
-    env_dir = write_env(tmp_path / "env", {
-        "instruction.md": "Write /app/solution.py defining answer() returning 42.\n",
-        "solution/solve.sh": "#!/bin/bash\necho 'def answer():\n    return 42' > /app/solution.py\n",
-        "tests/test.sh": '#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n'
-                         'cd /app && python3 -c "import solution" && echo 1 > /logs/verifier/reward.txt\nexit 0\n',
-    })
+    env_dir = write_env(
+        tmp_path / "env",
+        {
+            "instruction.md": "Write /app/solution.py defining answer() returning 42.\n",
+            "solution/solve.sh": "#!/bin/bash\necho 'def answer():\n    return 42' > /app/solution.py\n",
+            "tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n"
+            'cd /app && python3 -c "import solution" && echo 1 > /logs/verifier/reward.txt\nexit 0\n',
+        },
+    )
     ctx = probe_ctx(env_dir, exploits=["exploit-workspace-conftest"])
     assert exploits_probe(ctx) == []
     [cov] = [c for c in ctx.coverage if c["probe"] == "exploits/exploit-workspace-conftest"]
@@ -87,15 +93,18 @@ def test_a_pass_the_plant_played_no_part_in_is_no_conftest_finding(probe_ctx, tm
 
 def test_a_file_read_by_a_relative_path_is_traced(probe_ctx, tmp_path):
     """`cd /opt/checker && cat expected.txt`: the open is relative; the chdir in the trace resolves it."""
-    env_dir = write_env(tmp_path / "env", {
-        "environment/Dockerfile": "FROM debian:bookworm\nWORKDIR /app\n"
-                                  "RUN mkdir -p /opt/checker && echo 1764 > /opt/checker/expected.txt\n",
-        "instruction.md": "Write the square of 42 to /app/out.txt.\n",
-        "solution/solve.sh": "#!/bin/bash\necho $((42 * 42)) > /app/out.txt\n",
-        "tests/test.sh": '#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n'
-                         'cd /opt/checker && [ "$(cat /app/out.txt)" = "$(cat expected.txt)" ] && '
-                         'echo 1 > /logs/verifier/reward.txt\nexit 0\n',
-    })
+    env_dir = write_env(
+        tmp_path / "env",
+        {
+            "environment/Dockerfile": "FROM debian:bookworm\nWORKDIR /app\n"
+            "RUN mkdir -p /opt/checker && echo 1764 > /opt/checker/expected.txt\n",
+            "instruction.md": "Write the square of 42 to /app/out.txt.\n",
+            "solution/solve.sh": "#!/bin/bash\necho $((42 * 42)) > /app/out.txt\n",
+            "tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n"
+            'cd /opt/checker && [ "$(cat /app/out.txt)" = "$(cat expected.txt)" ] && '
+            "echo 1 > /logs/verifier/reward.txt\nexit 0\n",
+        },
+    )
     ctx = probe_ctx(env_dir, verifier_reruns=0, max_mutated_files=0)
     findings = {f.rule: f for f in oracle_state_probe(ctx)}
     assert findings["verifier-trusts-agent-file"].evidence[0].startswith("/opt/checker/expected.txt: read")

@@ -43,18 +43,28 @@ def test_traced_uses_reads_imports_and_executions():
 
 def test_relative_paths_resolve_against_the_directories_the_verifier_was_in():
     """`cd /opt/checker && python3 check.py expected.json`: relative to each chdir target and the start dir."""
-    trace = ('201 1700000000.1 chdir("/opt/checker") = 0\n'
-             '201 1700000000.2 execve("/usr/bin/python3", ["python3", "check.py"], 0x7f /* 1 var */) = 0\n'
-             '201 1700000000.3 openat(AT_FDCWD, "expected.json", O_RDONLY|O_CLOEXEC) = 3\n')
+    trace = (
+        '201 1700000000.1 chdir("/opt/checker") = 0\n'
+        '201 1700000000.2 execve("/usr/bin/python3", ["python3", "check.py"], 0x7f /* 1 var */) = 0\n'
+        '201 1700000000.3 openat(AT_FDCWD, "expected.json", O_RDONLY|O_CLOEXEC) = 3\n'
+    )
     uses = {p: u for p, (u, _line) in traced_uses(trace, ["/app"]).items()}
     assert uses["/opt/checker/check.py"] == {"executed"} and uses["/opt/checker/expected.json"] == {"read"}
     assert uses["/app/expected.json"] == {"read"}  # a candidate only: trace_anchors keeps the ones that exist
 
 
 def test_system_files_are_not_candidates():
-    for path in ("/usr/bin/python3", "/usr/lib/python3.11/json/__init__.py", "/etc/os-release", "/tests/test.sh",
-                 "/usr/local/lib/python3.12/site-packages/pytest/__init__.py", "/usr/local/bin/pytest",
-                 "/opt/venv/lib/python3.11/site-packages/x.py", "/app/__pycache__/m.cpython-311.pyc", "/root/.bashrc"):
+    for path in (
+        "/usr/bin/python3",
+        "/usr/lib/python3.11/json/__init__.py",
+        "/etc/os-release",
+        "/tests/test.sh",
+        "/usr/local/lib/python3.12/site-packages/pytest/__init__.py",
+        "/usr/local/bin/pytest",
+        "/opt/venv/lib/python3.11/site-packages/x.py",
+        "/app/__pycache__/m.cpython-311.pyc",
+        "/root/.bashrc",
+    ):
         assert not _candidate(path), path
     for path in ("/opt/checker/expected.json", "/usr/local/bin/check-report", "/app/data/input.csv"):
         assert _candidate(path), path
@@ -62,9 +72,11 @@ def test_system_files_are_not_candidates():
 
 def test_pytest_dirs_follow_test_sh(tmp_path):
     assert pytest_dirs(load_environment(EXAMPLES / "conftest-plant")) == ["/app/tests", "/app"]
-    script = ('#!/bin/bash\nmkdir -p /srv/grading\ncp /tests/test_x.py /srv/grading/ 2>/dev/null || true\n'
-              'cd /srv/grading && pytest -q test_x.py --rootdir=/srv\n'
-              'echo "pytest /nowhere" > /dev/null\n')
+    script = (
+        "#!/bin/bash\nmkdir -p /srv/grading\ncp /tests/test_x.py /srv/grading/ 2>/dev/null || true\n"
+        "cd /srv/grading && pytest -q test_x.py --rootdir=/srv\n"
+        'echo "pytest /nowhere" > /dev/null\n'
+    )
     env = load_environment(write_env(tmp_path / "env", {"tests/test.sh": script}))
     assert pytest_dirs(env) == ["/srv/grading", "/srv"]  # cp target, cd (deduplicated), --rootdir; no echo
 
@@ -73,14 +85,17 @@ def _run_pytest(tmp_path, plugin: bool) -> subprocess.CompletedProcess:
     args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_imports.py"]
     if plugin:
         args += ["-p", "envqa_force_pass"]
-    return subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    return subprocess.run(
+        args, cwd=tmp_path, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(tmp_path)}
+    )
 
 
 def test_plant_survives_a_module_that_fails_at_import(tmp_path):
     """The agent wrote nothing: `import solution` fails at collection. Honest: exit 2 (collection error).
     With the plant: exit 0, which is what a `pytest && echo 1 > reward.txt` verifier rewards."""
-    (tmp_path / "test_imports.py").write_text("import solution_nowhere\n\ndef test_x():\n    assert solution_nowhere.f()\n")
+    (tmp_path / "test_imports.py").write_text(
+        "import solution_nowhere\n\ndef test_x():\n    assert solution_nowhere.f()\n"
+    )
     (tmp_path / "envqa_force_pass.py").write_text(exploit_payloads.FORCE_PASS_PLUGIN)
     assert _run_pytest(tmp_path, plugin=False).returncode == 2
     forced = _run_pytest(tmp_path, plugin=True)
@@ -93,7 +108,8 @@ def test_stub_module_makes_tests_run_and_fail_honestly(tmp_path):
     script = (exploit_payloads.WORKSPACE_CONFTEST.split("stub='", 1)[1]).split("'\n", 1)[0]
     (tmp_path / "solution_nowhere.py").write_text(script)
     (tmp_path / "test_imports.py").write_text(
-        "from solution_nowhere import f\nimport solution_nowhere\n\ndef test_x():\n    assert f(1) == 2\n")
+        "from solution_nowhere import f\nimport solution_nowhere\n\ndef test_x():\n    assert f(1) == 2\n"
+    )
     (tmp_path / "envqa_force_pass.py").write_text(exploit_payloads.FORCE_PASS_PLUGIN)
     honest = _run_pytest(tmp_path, plugin=False)
     assert honest.returncode == 1 and "NotImplementedError" in honest.stdout, honest.stdout

@@ -29,11 +29,16 @@ def finish(summary: str = "done") -> dict:
 
 def write_script_turns(program: str, say: str = "") -> list[dict]:
     return [
-        {"text": say or "I'll look around first.", "tool_calls": [bash("pwd; ls -la /app; env | sort")],
-         "usage": {"input": 1000, "output": 50}},
-        {"text": "Writing /app/wordfreq.",
-         "tool_calls": [bash(f"cat > /app/wordfreq <<'PY'\n{program}PY\nchmod +x /app/wordfreq")],
-         "usage": {"input": 1500, "output": 200}},
+        {
+            "text": say or "I'll look around first.",
+            "tool_calls": [bash("pwd; ls -la /app; env | sort")],
+            "usage": {"input": 1000, "output": 50},
+        },
+        {
+            "text": "Writing /app/wordfreq.",
+            "tool_calls": [bash(f"cat > /app/wordfreq <<'PY'\n{program}PY\nchmod +x /app/wordfreq")],
+            "usage": {"input": 1500, "output": 200},
+        },
         {"tool_calls": [bash("printf 'b a b a c' | /app/wordfreq")], "usage": {"input": 1800, "output": 40}},
         {"text": "Done.", "tool_calls": [finish("wrote /app/wordfreq")], "usage": {"input": 2000, "output": 20}},
     ]

@@ -7,16 +7,25 @@ import pytest
 from envqa.agents.providers import Message, ToolDef, create_client
 from envqa.agents.providers.spec import ModelSpec
 from envqa.core.config import load_config
-from envqa.core.errors import (ContextTooLong, InputError, ProviderAuthError, ProviderOverloaded, RateLimited,
-                          TransientProviderError)
+from envqa.core.errors import (
+    ContextTooLong,
+    InputError,
+    ProviderAuthError,
+    ProviderOverloaded,
+    RateLimited,
+    TransientProviderError,
+)
 
 from .conftest import GOOD_KEY, OPENAI_KEY
 
 pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
 
 PROVIDERS = ["anthropic", "openai"]
-BASH = ToolDef(name="bash", description="run", parameters={"type": "object", "properties": {"command": {"type": "string"}},
-                                                           "required": ["command"]})
+BASH = ToolDef(
+    name="bash",
+    description="run",
+    parameters={"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
+)
 
 
 def config(tmp_path, **overrides):
@@ -25,11 +34,23 @@ def config(tmp_path, **overrides):
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_tool_call_round_trip_and_cost(provider, fake_provider, provider_env, tmp_path):
-    srv = fake_provider({"keys": [GOOD_KEY, OPENAI_KEY], "models": {"m": {"turns": [
-        {"text": "looking", "tool_calls": [{"name": "bash", "arguments": {"command": "ls /app"}}],
-         "usage": {"input": 2_000_000, "output": 100_000}},
-        {"text": "all done", "usage": {"input": 10, "output": 5}},
-    ]}}})
+    srv = fake_provider(
+        {
+            "keys": [GOOD_KEY, OPENAI_KEY],
+            "models": {
+                "m": {
+                    "turns": [
+                        {
+                            "text": "looking",
+                            "tool_calls": [{"name": "bash", "arguments": {"command": "ls /app"}}],
+                            "usage": {"input": 2_000_000, "output": 100_000},
+                        },
+                        {"text": "all done", "usage": {"input": 10, "output": 5}},
+                    ]
+                }
+            },
+        }
+    )
     provider_env(srv)
     cfg = config(tmp_path, **{f"prices.{provider}/m": {"input_per_mtok": 2.0, "output_per_mtok": 10.0}})
     client = create_client(f"{provider}/m", cfg)
@@ -39,8 +60,11 @@ def test_tool_call_round_trip_and_cost(provider, fake_provider, provider_env, tm
     assert (first.usage.input_tokens, first.usage.output_tokens) == (2_000_000, 100_000)
     assert first.cost_usd == pytest.approx(2 * 2.0 + 0.1 * 10.0)
     # The tool result goes back in the provider's own format; the server sees one assistant turn -> turn 2.
-    history = [Message(role="user", content="task"), first.as_message(),
-               Message(role="tool", tool_call_id=first.tool_calls[0].id, content="exit_code: 0")]
+    history = [
+        Message(role="user", content="task"),
+        first.as_message(),
+        Message(role="tool", tool_call_id=first.tool_calls[0].id, content="exit_code: 0"),
+    ]
     second = client.complete("sys", history, [BASH])
     assert second.text == "all done" and second.tool_calls == []
     seen = srv.requests[-1]
@@ -62,12 +86,26 @@ def test_429_raises_rate_limited_with_retry_after_and_no_sdk_retry(provider, fak
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_one_500_is_retried_a_persistent_one_is_transient(provider, fake_provider, provider_env, tmp_path):
-    srv = fake_provider({"models": {"flaky": {"faults": [{"status": 500, "times": 1}], "turns": [{"text": "ok"}]},
-                                    "down": {"faults": [{"status": 500, "times": -1}]}}})
+    srv = fake_provider(
+        {
+            "models": {
+                "flaky": {"faults": [{"status": 500, "times": 1}], "turns": [{"text": "ok"}]},
+                "down": {"faults": [{"status": 500, "times": -1}]},
+            }
+        }
+    )
     provider_env(srv)
-    cfg = config(tmp_path, **{f"providers.{provider}": {"kind": provider, "api_key_env": f"{provider.upper()}_API_KEY",
-                                                        "base_url_env": f"{provider.upper()}_BASE_URL",
-                                                        "transient_retries": 2}})
+    cfg = config(
+        tmp_path,
+        **{
+            f"providers.{provider}": {
+                "kind": provider,
+                "api_key_env": f"{provider.upper()}_API_KEY",
+                "base_url_env": f"{provider.upper()}_BASE_URL",
+                "transient_retries": 2,
+            }
+        },
+    )
     assert create_client(f"{provider}/flaky", cfg).complete("s", [Message(role="user", content="x")]).text == "ok"
     with pytest.raises(TransientProviderError) as info:
         create_client(f"{provider}/down", cfg).complete("s", [Message(role="user", content="x")])
@@ -93,12 +131,23 @@ def test_missing_key_fails_before_any_request(monkeypatch, tmp_path):
 
 
 def test_overloaded_and_context_too_long(fake_provider, provider_env, tmp_path):
-    srv = fake_provider({"models": {
-        "busy": {"faults": [{"status": 529, "times": -1}]},
-        "long": {"faults": [{"status": 400, "message": "prompt is too long: 250000 tokens > 200000 maximum",
-                             "times": -1}]},
-        "olong": {"faults": [{"status": 400, "message": "This model's maximum context length is 8192 tokens",
-                              "times": -1}]}}})
+    srv = fake_provider(
+        {
+            "models": {
+                "busy": {"faults": [{"status": 529, "times": -1}]},
+                "long": {
+                    "faults": [
+                        {"status": 400, "message": "prompt is too long: 250000 tokens > 200000 maximum", "times": -1}
+                    ]
+                },
+                "olong": {
+                    "faults": [
+                        {"status": 400, "message": "This model's maximum context length is 8192 tokens", "times": -1}
+                    ]
+                },
+            }
+        }
+    )
     provider_env(srv)
     cfg = config(tmp_path)
     with pytest.raises(ProviderOverloaded):
@@ -112,9 +161,18 @@ def test_overloaded_and_context_too_long(fake_provider, provider_env, tmp_path):
 def test_slow_provider_times_out_as_transient(fake_provider, provider_env, tmp_path):
     srv = fake_provider({"models": {"slow": {"turns": [{"text": "late", "delay": 3}]}}})
     provider_env(srv)
-    cfg = config(tmp_path, **{"providers.anthropic": {"kind": "anthropic", "api_key_env": "ANTHROPIC_API_KEY",
-                                                      "base_url_env": "ANTHROPIC_BASE_URL", "timeout_sec": 0.5,
-                                                      "transient_retries": 0}})
+    cfg = config(
+        tmp_path,
+        **{
+            "providers.anthropic": {
+                "kind": "anthropic",
+                "api_key_env": "ANTHROPIC_API_KEY",
+                "base_url_env": "ANTHROPIC_BASE_URL",
+                "timeout_sec": 0.5,
+                "transient_retries": 0,
+            }
+        },
+    )
     with pytest.raises(TransientProviderError) as info:
         create_client("anthropic/slow", cfg).complete("s", [Message(role="user", content="x")])
     assert info.value.error_class == "provider_timeout"

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from qa_testkit import EXAMPLES, run_qa
 
 from . import scripts
@@ -44,23 +45,51 @@ def test_sweep_solves_fails_and_parks_only_the_rate_limited_model(cli_env, tmp_p
     """good solves (1), wrong fails (0); `parked` gets one 429 (Retry-After 3 s) on its first request of
     round 2 and must wait while the others keep going, then solve; `dead` is rate limited forever and
     ends as infra, never as a fail."""
-    env, srv = cli_env({"models": {
-        "good": scripts.solving(), "wrong": scripts.wrong(),
-        # Round 1 is one probe trial per model (4 requests each); the 429 hits round 2, while the
-        # other models' round-2 trials are queued too.
-        "parked": {**scripts.solving(), "faults": [{"status": 429, "retry_after": 3, "times": 1, "after": 4}]},
-        "dead": {"faults": [{"status": 429, "retry_after": 1, "times": -1}]}}})
-    (tmp_path / "qa.toml").write_text(NO_PROBES + '[scheduler.models."anthropic/dead"]\nmax_parks = 1\n'
-                                      # one parked trial in flight at a time: a park then stops all of its requests
-                                      '[scheduler.models."anthropic/parked"]\nconcurrency = 1\n')
-    proc = run_qa(["run", ENV, "-m", "anthropic/good", "-m", "openai/wrong", "-m", "anthropic/parked",
-                   "-m", "anthropic/dead", "-n", "3", "--oracle-runs", "1", "--json"], env, cwd=tmp_path)
+    env, srv = cli_env(
+        {
+            "models": {
+                "good": scripts.solving(),
+                "wrong": scripts.wrong(),
+                # Round 1 is one probe trial per model (4 requests each); the 429 hits round 2, while the
+                # other models' round-2 trials are queued too.
+                "parked": {**scripts.solving(), "faults": [{"status": 429, "retry_after": 3, "times": 1, "after": 4}]},
+                "dead": {"faults": [{"status": 429, "retry_after": 1, "times": -1}]},
+            }
+        }
+    )
+    (tmp_path / "qa.toml").write_text(
+        NO_PROBES + '[scheduler.models."anthropic/dead"]\nmax_parks = 1\n'
+        # one parked trial in flight at a time: a park then stops all of its requests
+        '[scheduler.models."anthropic/parked"]\nconcurrency = 1\n'
+    )
+    proc = run_qa(
+        [
+            "run",
+            ENV,
+            "-m",
+            "anthropic/good",
+            "-m",
+            "openai/wrong",
+            "-m",
+            "anthropic/parked",
+            "-m",
+            "anthropic/dead",
+            "-n",
+            "3",
+            "--oracle-runs",
+            "1",
+            "--json",
+        ],
+        env,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 3, proc.stderr[-2000:]  # incomplete: `dead` could not be measured at all
     report = json.loads(proc.stdout)
     solver = [t for t in report["trials"] if t["agent"] == "solver"]
-    by_model = {m: sorted((t["outcome"], t["reward"]) for t in solver if t["model"] == f"{p}/{m}")
-                for p, m in (("anthropic", "good"), ("openai", "wrong"), ("anthropic", "parked"),
-                             ("anthropic", "dead"))}
+    by_model = {
+        m: sorted((t["outcome"], t["reward"]) for t in solver if t["model"] == f"{p}/{m}")
+        for p, m in (("anthropic", "good"), ("openai", "wrong"), ("anthropic", "parked"), ("anthropic", "dead"))
+    }
     assert by_model["good"] == [("pass", 1.0)] * 3
     assert by_model["wrong"] == [("fail", 0.0)] * 3
     assert by_model["parked"] == [("pass", 1.0)] * 3
@@ -112,7 +141,8 @@ def test_usd_budget_stops_new_trials_and_says_so(cli_env, tmp_path):
     env, srv = cli_env({"models": {"good": scripts.solving()}})
     (tmp_path / "qa.toml").write_text(
         NO_PROBES + '[scheduler]\nmode = "local"\n[sweep]\nbatch = 1\n[budget]\nmax_usd = 1.0\n'
-        '[prices."anthropic/good"]\ninput_per_mtok = 100.0\noutput_per_mtok = 500.0\n')
+        '[prices."anthropic/good"]\ninput_per_mtok = 100.0\noutput_per_mtok = 500.0\n'
+    )
     proc = run_qa(["run", ENV, "-m", "anthropic/good", "-n", "5", "--oracle-runs", "1"], env, cwd=tmp_path)
     # every trial passed: above the band, so not clean; the budget ends the loop before any revision
     assert proc.returncode == 1, proc.stderr[-2000:]
@@ -128,10 +158,14 @@ def test_usd_budget_stops_new_trials_and_says_so(cli_env, tmp_path):
 
 def test_trial_cap_and_adaptive_stop(cli_env, tmp_path):
     env, srv = cli_env({"models": {"good": scripts.solving(), "wrong": scripts.wrong()}})
-    (tmp_path / "qa.toml").write_text(NO_PROBES + '[scheduler]\nmode = "local"\n[sweep]\nadaptive = true\nn_min = 3\nbatch = 3\nn_max = 30\n'
-                                      '[budget]\nmax_trials = 5\n')
-    proc = run_qa(["run", ENV, "-m", "anthropic/good", "-m", "openai/wrong", "--oracle-runs", "1", "--json"], env,
-                  cwd=tmp_path)
+    (tmp_path / "qa.toml").write_text(
+        NO_PROBES + '[scheduler]\nmode = "local"\n'
+        "[sweep]\nadaptive = true\nn_min = 3\nbatch = 3\nn_max = 30\n"
+        "[budget]\nmax_trials = 5\n"
+    )
+    proc = run_qa(
+        ["run", ENV, "-m", "anthropic/good", "-m", "openai/wrong", "--oracle-runs", "1", "--json"], env, cwd=tmp_path
+    )
     report = json.loads(proc.stdout)
     models = report["sweep"]["models"]
     # Round 1 probes each model once (2 started). Round 2 would add 3 + 3 but the cap of 5 leaves 3: good

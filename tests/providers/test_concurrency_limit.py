@@ -27,9 +27,14 @@ def _wait_for(cond, what: str, timeout: float = 10.0) -> None:
 
 
 def test_a_request_beyond_the_models_limit_gets_429_with_retry_after(fake_provider):
-    srv = fake_provider({"models": {
-        "limited": {"concurrency": 2, "concurrency_retry_after": 3, "turns": [{"text": "ok", "delay": SLOW}]},
-        "*": {"turns": [{"text": "free"}]}}})
+    srv = fake_provider(
+        {
+            "models": {
+                "limited": {"concurrency": 2, "concurrency_retry_after": 3, "turns": [{"text": "ok", "delay": SLOW}]},
+                "*": {"turns": [{"text": "free"}]},
+            }
+        }
+    )
     client = openai.OpenAI(api_key=OPENAI_KEY, base_url=srv.url + "/v1", max_retries=0, timeout=20)
     replies: list = []
 
@@ -61,7 +66,12 @@ def test_a_request_beyond_the_models_limit_gets_429_with_retry_after(fake_provid
     assert again.choices[0].message.content == "ok"
     limited = [r for r in srv.requests if r["model"] == "limited"]
     assert [(r["status"], r["inflight"], r.get("over_limit", False)) for r in limited] == [
-        (200, 1, False), (200, 2, False), (429, None, True), (429, None, True), (200, 1, False)]
+        (200, 1, False),
+        (200, 2, False),
+        (429, None, True),
+        (429, None, True),
+        (200, 1, False),
+    ]
 
 
 def test_without_a_limit_requests_are_only_counted(fake_provider):
@@ -69,10 +79,14 @@ def test_without_a_limit_requests_are_only_counted(fake_provider):
     client = openai.OpenAI(api_key=OPENAI_KEY, base_url=srv.url + "/v1", max_retries=0, timeout=20)
     threads = []
     for i in range(3):  # each starts once the previous one is in progress: all three overlap
-        threads.append(threading.Thread(target=client.chat.completions.create,
-                                        kwargs={"model": "m", "messages": [{"role": "user", "content": "x"}]}))
+        threads.append(
+            threading.Thread(
+                target=client.chat.completions.create,
+                kwargs={"model": "m", "messages": [{"role": "user", "content": "x"}]},
+            )
+        )
         threads[-1].start()
-        _wait_for(lambda: sum(bool(r.get("inflight")) for r in srv.requests) == i + 1, f"request {i + 1}")
+        _wait_for(lambda i=i: sum(bool(r.get("inflight")) for r in srv.requests) == i + 1, f"request {i + 1}")
     for t in threads:
         t.join(timeout=20)
     assert sorted(r["inflight"] for r in srv.requests) == [1, 2, 3]
@@ -81,9 +95,16 @@ def test_without_a_limit_requests_are_only_counted(fake_provider):
 
 def test_a_storm_fault_ends_after_its_window(fake_provider):
     """`window_sec`: the fault answers every request within that many seconds of the model's first one."""
-    srv = fake_provider({"models": {"*": {"turns": [{"text": "ok"}],
-                                          "faults": [{"status": 429, "retry_after": 1, "times": -1,
-                                                      "window_sec": 1.0}]}}})
+    srv = fake_provider(
+        {
+            "models": {
+                "*": {
+                    "turns": [{"text": "ok"}],
+                    "faults": [{"status": 429, "retry_after": 1, "times": -1, "window_sec": 1.0}],
+                }
+            }
+        }
+    )
     client = openai.OpenAI(api_key=OPENAI_KEY, base_url=srv.url + "/v1", max_retries=0, timeout=20)
     started = time.monotonic()
     refused = 0

@@ -7,8 +7,8 @@ import subprocess
 import sys
 import time
 
-import pytest
 import openai
+import pytest
 
 pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
 
@@ -21,11 +21,16 @@ def free_port() -> int:
 
 def test_module_serves_a_yaml_script_to_the_openai_sdk(tmp_path):
     script = tmp_path / "demo.yaml"
-    script.write_text("models:\n  '*':\n    turns:\n      - text: hello from the script\n"
-                      "        usage: {input: 11, output: 3}\n")
+    script.write_text(
+        "models:\n  '*':\n    turns:\n      - text: hello from the script\n        usage: {input: 11, output: 3}\n"
+    )
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "envqa.demo.provider_server", "--script", str(script),
-                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "envqa.demo.provider_server", "--script", str(script), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert f"http://127.0.0.1:{port}" in proc.stdout.readline()
         client = openai.OpenAI(api_key="anything", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0)
@@ -47,6 +52,10 @@ def test_module_serves_a_yaml_script_to_the_openai_sdk(tmp_path):
 def test_bad_script_names_the_file_and_exits_2(tmp_path):
     script = tmp_path / "bad.yaml"
     script.write_text("models:\n  m:\n    turns:\n      - txt: typo\n")
-    proc = subprocess.run([sys.executable, "-m", "envqa.demo.provider_server", "--script", str(script)],
-                          capture_output=True, text=True, timeout=30)
+    proc = subprocess.run(
+        [sys.executable, "-m", "envqa.demo.provider_server", "--script", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert proc.returncode == 2 and str(script) in proc.stderr and "txt" in proc.stderr

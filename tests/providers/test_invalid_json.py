@@ -14,7 +14,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from qa_testkit import EXAMPLES
 
 from envqa.agents.analyst import AnalystAnswer
 from envqa.agents.providers import create_client
@@ -24,22 +23,29 @@ from envqa.agents.trajectory import AgentInfo, AtifToolCall, Observation, Observ
 from envqa.core.config import load_config
 from envqa.core.environment import load_environment
 from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
+from qa_testkit import EXAMPLES
 
 pytestmark = pytest.mark.fast  # the fast tier: the fake provider is a local HTTP server; no Docker, Redis, Postgres
 
 PROVIDERS = ["anthropic", "openai"]
 USAGE = {"input": 100, "output": 20}
 PLAIN = {"text": "Sure! The label is capability because the agent gave up.", "usage": USAGE}
-NOT_JSON = {"tool_calls": [{"name": ANSWER_TOOL, "raw_arguments": '{"label": "capability", "subt'}],
-            "usage": USAGE}
-WRONG_SCHEMA = {"tool_calls": [{"name": ANSWER_TOOL, "arguments": {"label": 7, "confidence": "high"}}],
-                "usage": USAGE}
+NOT_JSON = {"tool_calls": [{"name": ANSWER_TOOL, "raw_arguments": '{"label": "capability", "subt'}], "usage": USAGE}
+WRONG_SCHEMA = {"tool_calls": [{"name": ANSWER_TOOL, "arguments": {"label": 7, "confidence": "high"}}], "usage": USAGE}
 BAD_REPLIES = [PLAIN, NOT_JSON, WRONG_SCHEMA]
 
 
 def _config(tmp_path, **extra):
-    return load_config(None, {"home": str(tmp_path / "qa-home"), "sandbox.backend": "fake",
-                              "scheduler.mode": "local", "loop.max_iterations": 0, **extra})
+    return load_config(
+        None,
+        {
+            "home": str(tmp_path / "qa-home"),
+            "sandbox.backend": "fake",
+            "scheduler.mode": "local",
+            "loop.max_iterations": 0,
+            **extra,
+        },
+    )
 
 
 def _model_requests(srv, model: str) -> list[dict]:
@@ -48,13 +54,26 @@ def _model_requests(srv, model: str) -> list[dict]:
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_each_bad_reply_gets_a_repair_prompt_that_says_what_was_wrong(provider, fake_provider, provider_env, tmp_path):
-    good = {"tool_calls": [{"name": ANSWER_TOOL, "arguments": {
-        "label": "capability", "subtype": "gave-up", "confidence": 0.5, "explanation": "the agent stopped early",
-        "evidence": [{"step_id": 3, "quote": "I give up"}]}}], "usage": USAGE}
+    good = {
+        "tool_calls": [
+            {
+                "name": ANSWER_TOOL,
+                "arguments": {
+                    "label": "capability",
+                    "subtype": "gave-up",
+                    "confidence": 0.5,
+                    "explanation": "the agent stopped early",
+                    "evidence": [{"step_id": 3, "quote": "I give up"}],
+                },
+            }
+        ],
+        "usage": USAGE,
+    }
     srv = fake_provider({"models": {"m": {"turns": [PLAIN, NOT_JSON, WRONG_SCHEMA, good]}}})
     provider_env(srv)
-    value, meta = structured_call(create_client(f"{provider}/m", _config(tmp_path)), "label it", "trace", AnalystAnswer,
-                                  retries=3)
+    value, meta = structured_call(
+        create_client(f"{provider}/m", _config(tmp_path)), "label it", "trace", AnalystAnswer, retries=3
+    )
     assert value.subtype == "gave-up" and meta.attempts == 4 and meta.spend.calls == 4
     repairs = [r["last"] for r in srv.requests[1:]]
     assert "attempt 1 of 4" in repairs[0] and "plain text" in repairs[0] and "The label is capability" in repairs[0]
@@ -68,8 +87,9 @@ def test_never_valid_is_malformed_output_after_the_bounded_retries(provider, fak
     srv = fake_provider({"models": {"m": {"turns": [NOT_JSON] * 5}}})
     provider_env(srv)
     with pytest.raises(MalformedOutput) as info:
-        structured_call(create_client(f"{provider}/m", _config(tmp_path)), "label it", "trace", AnalystAnswer,
-                        retries=2)
+        structured_call(
+            create_client(f"{provider}/m", _config(tmp_path)), "label it", "trace", AnalystAnswer, retries=2
+        )
     assert info.value.error_class == "malformed_output" and "after 3 attempts" in str(info.value)
     assert len(srv.requests) == 3  # bounded: 1 + retries, then stop
 
@@ -89,15 +109,30 @@ def _analyst_setup(tmp_path, provider: str, **extra):
     env = load_environment(ENV)
     tid = "solver-0-fake00000001"
     trial_dir = config.runs_dir / "r1" / tid
-    writer = TrajectoryWriter(trial_dir / "agent" / "trajectory.json", tid, AgentInfo(name="solver", version="0"),
-                              Redactor([]))
+    writer = TrajectoryWriter(
+        trial_dir / "agent" / "trajectory.json", tid, AgentInfo(name="solver", version="0"), Redactor([])
+    )
     writer.add("system", "you are a solver")
     writer.add("user", "write /app/wordfreq")
-    writer.add("agent", "writing it now", tool_calls=[AtifToolCall(
-        tool_call_id="c1", function_name="bash", arguments={"command": "echo hi > /app/wordfreq"})],
-        observation=Observation(results=[ObservationResult(source_call_id="c1", content="")]))
-    trial = TrialResult(trial_id=tid, run_id="r1", env_version=env.version, agent="solver", model="openai/solver",
-                        purpose="sweep", outcome=Outcome.FAIL, reward=0.0, artifacts_dir=str(trial_dir))
+    writer.add(
+        "agent",
+        "writing it now",
+        tool_calls=[
+            AtifToolCall(tool_call_id="c1", function_name="bash", arguments={"command": "echo hi > /app/wordfreq"})
+        ],
+        observation=Observation(results=[ObservationResult(source_call_id="c1", content="")]),
+    )
+    trial = TrialResult(
+        trial_id=tid,
+        run_id="r1",
+        env_version=env.version,
+        agent="solver",
+        model="openai/solver",
+        purpose="sweep",
+        outcome=Outcome.FAIL,
+        reward=0.0,
+        artifacts_dir=str(trial_dir),
+    )
     store.record_trial(trial)
     deps = SimpleNamespace(config=config, store=store, executor=LocalExecutor(FakeBackend(), config, store))
     return deps, env, trial
@@ -111,8 +146,7 @@ def _run_analyst(deps, env, trial):
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_analyst_that_never_answers_in_json_leaves_the_trial_unlabeled(provider, fake_provider, provider_env,
-                                                                       tmp_path):
+def test_analyst_that_never_answers_in_json_leaves_the_trial_unlabeled(provider, fake_provider, provider_env, tmp_path):
     srv = fake_provider({"models": {"analyst": {"turns": BAD_REPLIES * 2}}})
     provider_env(srv)
     deps, env, trial = _analyst_setup(tmp_path, provider, **{"solver.structured_retries": 1})
@@ -125,12 +159,24 @@ def test_analyst_that_never_answers_in_json_leaves_the_trial_unlabeled(provider,
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_analyst_whose_repair_is_invalid_keeps_its_first_answer_unverified(provider, fake_provider, provider_env,
-                                                                          tmp_path):
-    miscited = {"tool_calls": [{"name": ANSWER_TOOL, "arguments": {
-        "label": "capability", "subtype": "wrong-approach", "confidence": 0.7,
-        "explanation": "the agent wrote a placeholder", "evidence": [{"step_id": 99, "quote": "no such step"}]}}],
-        "usage": USAGE}
+def test_analyst_whose_repair_is_invalid_keeps_its_first_answer_unverified(
+    provider, fake_provider, provider_env, tmp_path
+):
+    miscited = {
+        "tool_calls": [
+            {
+                "name": ANSWER_TOOL,
+                "arguments": {
+                    "label": "capability",
+                    "subtype": "wrong-approach",
+                    "confidence": 0.7,
+                    "explanation": "the agent wrote a placeholder",
+                    "evidence": [{"step_id": 99, "quote": "no such step"}],
+                },
+            }
+        ],
+        "usage": USAGE,
+    }
     srv = fake_provider({"models": {"analyst": {"turns": [miscited, NOT_JSON, PLAIN, NOT_JSON]}}})
     provider_env(srv)
     deps, env, trial = _analyst_setup(tmp_path, provider)
@@ -142,9 +188,14 @@ def test_analyst_whose_repair_is_invalid_keeps_its_first_answer_unverified(provi
 
 # ---- the reviser ---------------------------------------------------------------------------------------------
 
-AMBIGUOUS = Finding(rule="verifier-timing-dependent", label=Label.AMBIGUITY, severity=Severity.WARNING,
-                    message="the instruction does not say whether a trailing newline is allowed",
-                    evidence=["solver trials failed on the newline"], location="instruction.md")
+AMBIGUOUS = Finding(
+    rule="verifier-timing-dependent",
+    label=Label.AMBIGUITY,
+    severity=Severity.WARNING,
+    message="the instruction does not say whether a trailing newline is allowed",
+    evidence=["solver trials failed on the newline"],
+    location="instruction.md",
+)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -169,9 +220,11 @@ def test_reviser_with_no_valid_answer_makes_no_proposal(provider, fake_provider,
 
 # ---- the generator -------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_generator_with_no_valid_answer_fails_the_attempt_and_writes_nothing(provider, fake_provider, provider_env,
-                                                                            tmp_path):
+def test_generator_with_no_valid_answer_fails_the_attempt_and_writes_nothing(
+    provider, fake_provider, provider_env, tmp_path
+):
     from envqa.graphs.generate import generate_task
     from tests.generator.conftest import write_spec
     from tests.reviser.kit import run_deps
@@ -192,17 +245,35 @@ def test_generator_with_no_valid_answer_fails_the_attempt_and_writes_nothing(pro
 
 # ---- the LLM hunter ------------------------------------------------------------------------------------------
 
+
 def _hunter_trial(tmp_path, name: str, steps: list[tuple[str, list[AtifToolCall], list[str]]]) -> TrialResult:
     trial_dir = tmp_path / name
-    writer = TrajectoryWriter(trial_dir / "agent" / "trajectory.json", name, AgentInfo(name="hunter", version="0"),
-                              Redactor([]))
+    writer = TrajectoryWriter(
+        trial_dir / "agent" / "trajectory.json", name, AgentInfo(name="hunter", version="0"), Redactor([])
+    )
     writer.add("user", "find a shortcut")
     for text, calls, outs in steps:
-        writer.add("agent", text, tool_calls=calls or None, observation=Observation(results=[
-            ObservationResult(source_call_id=c.tool_call_id, content=o) for c, o in zip(calls, outs)])
-            if calls else None)
-    return TrialResult(trial_id=name, run_id="r1", env_version="v", agent="hunter", model="openai/h",
-                       purpose="hunt-llm", outcome=Outcome.FAIL, reward=0.0, artifacts_dir=str(trial_dir))
+        writer.add(
+            "agent",
+            text,
+            tool_calls=calls or None,
+            observation=Observation(
+                results=[ObservationResult(source_call_id=c.tool_call_id, content=o) for c, o in zip(calls, outs)]
+            )
+            if calls
+            else None,
+        )
+    return TrialResult(
+        trial_id=name,
+        run_id="r1",
+        env_version="v",
+        agent="hunter",
+        model="openai/h",
+        purpose="hunt-llm",
+        outcome=Outcome.FAIL,
+        reward=0.0,
+        artifacts_dir=str(trial_dir),
+    )
 
 
 def test_hunter_trials_whose_model_never_acted_are_told_apart(tmp_path):
@@ -217,8 +288,9 @@ def test_hunter_trials_whose_model_never_acted_are_told_apart(tmp_path):
 
 
 @pytest.mark.parametrize("provider,actions", [("anthropic", "tools"), ("openai", "tools"), ("openai", "text")])
-def test_a_hunter_that_never_acts_is_named_in_coverage_and_the_run_goes_on(provider, actions, fake_provider,
-                                                                           provider_env, tmp_path):
+def test_a_hunter_that_never_acts_is_named_in_coverage_and_the_run_goes_on(
+    provider, actions, fake_provider, provider_env, tmp_path
+):
     """A whole `qa run` on the fake sandbox: the hunter's model answers in plain text and non-JSON arguments
     (in text mode: replies without a bash block)."""
     import shutil
@@ -227,15 +299,33 @@ def test_a_hunter_that_never_acts_is_named_in_coverage_and_the_run_goes_on(provi
     from tests.fake_tasks import use_backend, wordfreq_backend
 
     steps = 4
-    srv = fake_provider({"models": {"hunter": {"turns": [PLAIN, {**NOT_JSON, "tool_calls": [
-        {"name": "bash", "raw_arguments": '{"command": "ls'}]}] * steps}}})
+    srv = fake_provider(
+        {
+            "models": {
+                "hunter": {
+                    "turns": [PLAIN, {**NOT_JSON, "tool_calls": [{"name": "bash", "raw_arguments": '{"command": "ls'}]}]
+                    * steps
+                }
+            }
+        }
+    )
     provider_env(srv)
-    config = load_config(None, {"home": str(tmp_path / "qa-home"), "sandbox.backend": use_backend(wordfreq_backend()),
-                                "scheduler.mode": "local", "loop.max_iterations": 0,
-                                "hunter.model": f"{provider}/hunter", "hunter.trials": 1, "solver.max_steps": steps,
-                                "solver.actions": actions})
-    report = execute_run(shutil.copytree(ENV, tmp_path / "clean-wordfreq"), config, "hunt-invalid", quiet=True,
-                         approval_mode="auto")
+    config = load_config(
+        None,
+        {
+            "home": str(tmp_path / "qa-home"),
+            "sandbox.backend": use_backend(wordfreq_backend()),
+            "scheduler.mode": "local",
+            "loop.max_iterations": 0,
+            "hunter.model": f"{provider}/hunter",
+            "hunter.trials": 1,
+            "solver.max_steps": steps,
+            "solver.actions": actions,
+        },
+    )
+    report = execute_run(
+        shutil.copytree(ENV, tmp_path / "clean-wordfreq"), config, "hunt-invalid", quiet=True, approval_mode="auto"
+    )
     coverage = {c["probe"]: c for c in report["coverage"]}
     assert coverage["llm_hunter"]["status"] == "ran", coverage.get("llm_hunter")
     assert "1 of them got no valid action from the model at any step" in coverage["llm_hunter"]["reason"]

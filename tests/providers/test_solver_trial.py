@@ -8,10 +8,10 @@ from envqa.agents.solver import SolverAgent
 from envqa.agents.trial import run_trial
 from envqa.core.config import load_config
 from envqa.core.environment import load_environment
-from envqa.core.models import Outcome, TrialSpec
 from envqa.core.layout import RunLayout
-
+from envqa.core.models import Outcome, TrialSpec
 from qa_testkit import EXAMPLES
+
 from . import scripts
 from .conftest import GOOD_KEY
 
@@ -20,17 +20,20 @@ def trial(tmp_path, docker_backend, model: str, solver: dict | None = None, inde
     cfg = load_config(None, {"home": str(tmp_path / "home"), **{f"solver.{k}": v for k, v in (solver or {}).items()}})
     env = load_environment(EXAMPLES / "clean-wordfreq")
     spec = TrialSpec(run_id="r1", env_version=env.version, agent="solver", model=model, index=index, purpose="sweep")
-    result = run_trial(spec, env, docker_backend, cfg, RunLayout(cfg.runs_dir, "r1"),
-                       agent=SolverAgent(model=model, config=cfg))
+    result = run_trial(
+        spec, env, docker_backend, cfg, RunLayout(cfg.runs_dir, "r1"), agent=SolverAgent(model=model, config=cfg)
+    )
     traj = json.loads((tmp_path / "home" / "runs" / "r1" / spec.trial_id / "agent" / "trajectory.json").read_text())
     return result, traj
 
 
-def test_scripted_solution_earns_reward_1_and_a_complete_trajectory(tmp_path, docker_backend, fake_provider,
-                                                                    provider_env):
+def test_scripted_solution_earns_reward_1_and_a_complete_trajectory(
+    tmp_path, docker_backend, fake_provider, provider_env
+):
     # The model "says" the key in its first message: the trajectory must still not contain it.
-    srv = fake_provider({"models": {"good": {"turns": scripts.write_script_turns(
-        scripts.WORDFREQ, say=f"my key is {GOOD_KEY}")}}})
+    srv = fake_provider(
+        {"models": {"good": {"turns": scripts.write_script_turns(scripts.WORDFREQ, say=f"my key is {GOOD_KEY}")}}}
+    )
     provider_env(srv)
     result, traj = trial(tmp_path, docker_backend, "anthropic/good")
     assert result.outcome == Outcome.PASS and result.reward == 1.0
@@ -46,15 +49,24 @@ def test_scripted_solution_earns_reward_1_and_a_complete_trajectory(tmp_path, do
 
 
 def test_command_timeout_truncation_and_step_limit(tmp_path, docker_backend, fake_provider, provider_env):
-    srv = fake_provider({"models": {"lim": {"turns": [
-        {"tool_calls": [scripts.bash("sleep 30; echo never")]},
-        {"tool_calls": [scripts.bash("seq 1 200000")]},
-        {"text": "thinking without tools"},
-        {"tool_calls": [scripts.finish()]},
-    ]}}})
+    srv = fake_provider(
+        {
+            "models": {
+                "lim": {
+                    "turns": [
+                        {"tool_calls": [scripts.bash("sleep 30; echo never")]},
+                        {"tool_calls": [scripts.bash("seq 1 200000")]},
+                        {"text": "thinking without tools"},
+                        {"tool_calls": [scripts.finish()]},
+                    ]
+                }
+            }
+        }
+    )
     provider_env(srv)
-    result, traj = trial(tmp_path, docker_backend, "openai/lim",
-                         {"command_timeout_sec": 1, "observation_chars": 600, "max_steps": 3})
+    result, traj = trial(
+        tmp_path, docker_backend, "openai/lim", {"command_timeout_sec": 1, "observation_chars": 600, "max_steps": 3}
+    )
     obs = [s["observation"]["results"][0]["content"] for s in traj["steps"] if s.get("observation")]
     assert "timed out after 1 seconds" in obs[0] and "never" not in obs[0]
     assert "characters truncated" in obs[1] and len(obs[1]) < 900 and "200000" in obs[1]

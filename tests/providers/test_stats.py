@@ -39,11 +39,11 @@ def test_band_of_interval():
 def test_beta_cdf_matches_closed_forms():
     for x in (0.05, 0.1, 0.3, 0.77):
         assert beta_cdf(x, 1, 1) == pytest.approx(x, abs=1e-12)
-        assert beta_cdf(x, 3.5, 1) == pytest.approx(x ** 3.5, abs=1e-12)
+        assert beta_cdf(x, 3.5, 1) == pytest.approx(x**3.5, abs=1e-12)
         assert beta_cdf(x, 1, 7) == pytest.approx(1 - (1 - x) ** 7, abs=1e-12)
         # integer parameters: I_x(a, b) = P(Binomial(a + b - 1, x) >= a)
         a, b = 4, 9
-        tail = sum(math.comb(a + b - 1, j) * x ** j * (1 - x) ** (a + b - 1 - j) for j in range(a, a + b))
+        tail = sum(math.comb(a + b - 1, j) * x**j * (1 - x) ** (a + b - 1 - j) for j in range(a, a + b))
         assert beta_cdf(x, a, b) == pytest.approx(tail, abs=1e-12)
     assert beta_cdf(0.5, 0.5, 0.5) == pytest.approx(0.5, abs=1e-12)
 
@@ -66,8 +66,9 @@ def _exact_expected_loss(s: int, n: int, n_max: int, batch: int, cost: Fraction)
     """Backward induction written out with a uniform prior in exact arithmetic: P(p <= x | s of n) is
     P(Binomial(n + 1, x) >= s + 1), and j passes in the next k trials have probability
     C(k, j) B(s + 1 + j, n - s + 1 + k - j) / B(s + 1, n - s + 1)."""
+
     def cdf(x: Fraction) -> Fraction:
-        return sum((math.comb(n + 1, j) * x ** j * (1 - x) ** (n + 1 - j) for j in range(s + 1, n + 2)), Fraction(0))
+        return sum((math.comb(n + 1, j) * x**j * (1 - x) ** (n + 1 - j) for j in range(s + 1, n + 2)), Fraction(0))
 
     lo, hi = cdf(Fraction(1, 10)), cdf(Fraction(3, 10))
     stop = 1 - max(lo, hi - lo, 1 - hi)
@@ -78,8 +79,13 @@ def _exact_expected_loss(s: int, n: int, n_max: int, batch: int, cost: Fraction)
         return Fraction(math.factorial(a - 1) * math.factorial(b - 1), math.factorial(a + b - 1))
 
     k = min(batch if n else 1, n_max - n)
-    go = cost * k + sum(math.comb(k, j) * beta(s + 1 + j, n - s + 1 + k - j) / beta(s + 1, n - s + 1)
-                        * _exact_expected_loss(s + j, n + k, n_max, batch, cost) for j in range(k + 1))
+    go = cost * k + sum(
+        math.comb(k, j)
+        * beta(s + 1 + j, n - s + 1 + k - j)
+        / beta(s + 1, n - s + 1)
+        * _exact_expected_loss(s + j, n + k, n_max, batch, cost)
+        for j in range(k + 1)
+    )
     return min(stop, go)
 
 
@@ -94,10 +100,12 @@ def test_stop_rule_is_the_bayes_optimal_stop():
             stop = 1 - max(lo, inside, hi)
             k = 2
             go = Fraction(1, 100) * k + sum(
-                math.comb(k, j) * Fraction(math.factorial(s + j) * math.factorial(n - s + k - j),
-                                           math.factorial(n + k + 1))
+                math.comb(k, j)
+                * Fraction(math.factorial(s + j) * math.factorial(n - s + k - j), math.factorial(n + k + 1))
                 / Fraction(math.factorial(s) * math.factorial(n - s), math.factorial(n + 1))
-                * _exact_expected_loss(s + j, n + k, 9, 2, Fraction(1, 100)) for j in range(k + 1))
+                * _exact_expected_loss(s + j, n + k, 9, 2, Fraction(1, 100))
+                for j in range(k + 1)
+            )
             if abs(stop - float(go)) < 1e-9:
                 continue  # a tie: either answer is optimal
             assert rule.should_stop(s, n) == (stop < float(go)), (s, n, stop, float(go))

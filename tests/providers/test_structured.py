@@ -43,8 +43,10 @@ def test_valid_answer_first_time(provider, fake_provider, provider_env, cfg):
     provider_env(srv)
     value, meta = structured_call(create_client(f"{provider}/m", cfg), "label it", "trace...", Verdict)
     assert isinstance(value, Verdict) and value.step_ids == [3, 5] and meta.attempts == 1
-    assert srv.requests[0]["tool_choice"] in ({"type": "tool", "name": ANSWER_TOOL},
-                                              {"type": "function", "function": {"name": ANSWER_TOOL}})
+    assert srv.requests[0]["tool_choice"] in (
+        {"type": "tool", "name": ANSWER_TOOL},
+        {"type": "function", "function": {"name": ANSWER_TOOL}},
+    )
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

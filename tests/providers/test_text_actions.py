@@ -63,8 +63,14 @@ def trial(tmp_path, model: str, solver: dict | None = None, backend=None):
     cfg = load_config(None, {"home": str(tmp_path / "home"), **{f"solver.{k}": v for k, v in (solver or {}).items()}})
     env = load_environment(EXAMPLES / "clean-wordfreq")
     spec = TrialSpec(run_id="r1", env_version=env.version, agent="solver", model=model, index=0, purpose="sweep")
-    result = run_trial(spec, env, backend or text_backend(), cfg, RunLayout(cfg.runs_dir, "r1"),
-                       agent=SolverAgent(model=model, config=cfg))
+    result = run_trial(
+        spec,
+        env,
+        backend or text_backend(),
+        cfg,
+        RunLayout(cfg.runs_dir, "r1"),
+        agent=SolverAgent(model=model, config=cfg),
+    )
     traj = json.loads((tmp_path / "home" / "runs" / "r1" / spec.trial_id / "agent" / "trajectory.json").read_text())
     return result, traj
 
@@ -78,6 +84,7 @@ def agent_steps(traj: dict) -> list[dict]:
 
 
 # -- parsing ----------------------------------------------------------------------------------------------
+
 
 def test_exactly_one_bash_block_is_an_action():
     assert bash_blocks("```bash\nls -la\n```") == ["ls -la"]
@@ -99,8 +106,11 @@ def test_exactly_one_bash_block_is_an_action():
 def test_openai_compatible_spec_needs_no_config_and_no_key(monkeypatch, fake_provider):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     spec = ModelSpec.parse("openai-compatible/Qwen/Qwen3-8B@http://127.0.0.1:8000/v1")
-    assert (spec.provider, spec.model, spec.base_url) == ("openai-compatible", "Qwen/Qwen3-8B",
-                                                          "http://127.0.0.1:8000/v1")
+    assert (spec.provider, spec.model, spec.base_url) == (
+        "openai-compatible",
+        "Qwen/Qwen3-8B",
+        "http://127.0.0.1:8000/v1",
+    )
     assert spec.spec == "openai-compatible/Qwen/Qwen3-8B@http://127.0.0.1:8000/v1"
     srv = fake_provider({"models": {"m": {"turns": [{"text": "hi"}]}}})
     client = create_client(local(srv, "m"), load_config(None, {}))
@@ -122,13 +132,22 @@ def test_actions_setting_per_run_and_per_model():
 
 # -- trials -----------------------------------------------------------------------------------------------
 
+
 def test_text_actions_run_a_command_submit_and_pass(tmp_path, fake_provider):
-    srv = fake_provider({"models": {"policy": {"turns": [
-        {"text": block("pwd", "I'll look around."), "usage": {"input": 900, "output": 30}},
-        {"text": block(WRITE), "usage": {"input": 1200, "output": 150}},
-        {"text": block("printf 'b a b a c' | /app/wordfreq"), "omit_usage": True},
-        {"text": SUBMIT, "usage": {"input": 1500, "output": 10}},
-    ]}}})
+    srv = fake_provider(
+        {
+            "models": {
+                "policy": {
+                    "turns": [
+                        {"text": block("pwd", "I'll look around."), "usage": {"input": 900, "output": 30}},
+                        {"text": block(WRITE), "usage": {"input": 1200, "output": 150}},
+                        {"text": block("printf 'b a b a c' | /app/wordfreq"), "omit_usage": True},
+                        {"text": SUBMIT, "usage": {"input": 1500, "output": 10}},
+                    ]
+                }
+            }
+        }
+    )
     result, traj = trial(tmp_path, local(srv), {"actions": "text"})
     assert result.outcome == Outcome.PASS and result.reward == 1.0
     assert traj["notes"] == "finished" and traj["agent"]["model_name"] == local(srv)
@@ -145,11 +164,19 @@ def test_text_actions_run_a_command_submit_and_pass(tmp_path, fake_provider):
 
 
 def test_no_block_and_two_blocks_get_the_format_error(tmp_path, fake_provider):
-    srv = fake_provider({"models": {"policy": {"turns": [
-        {"text": "I think the answer is to write a script."},
-        {"text": block("ls") + block("pwd")},
-        {"text": SUBMIT},
-    ]}}})
+    srv = fake_provider(
+        {
+            "models": {
+                "policy": {
+                    "turns": [
+                        {"text": "I think the answer is to write a script."},
+                        {"text": block("ls") + block("pwd")},
+                        {"text": SUBMIT},
+                    ]
+                }
+            }
+        }
+    )
     result, traj = trial(tmp_path, local(srv), {"actions": "text"})
     assert "no fenced bash code block" in srv.requests[1]["last"]
     assert "2 fenced bash code blocks" in srv.requests[2]["last"]
@@ -159,12 +186,23 @@ def test_no_block_and_two_blocks_get_the_format_error(tmp_path, fake_provider):
 
 
 def test_empty_truncated_and_usage_less_replies_end_at_the_step_limit(tmp_path, fake_provider):
-    srv = fake_provider({"models": {"policy": {"turns": [
-        {"text": "", "omit_usage": True},
-        {"text": "Let me think step by step about this\n```bash\ncat > /app/wordfr", "finish_reason": "length",
-         "usage": {"input": 100, "output": 64}},
-        {"text": "Still thinking.", "omit_usage": True},
-    ]}}})
+    srv = fake_provider(
+        {
+            "models": {
+                "policy": {
+                    "turns": [
+                        {"text": "", "omit_usage": True},
+                        {
+                            "text": "Let me think step by step about this\n```bash\ncat > /app/wordfr",
+                            "finish_reason": "length",
+                            "usage": {"input": 100, "output": 64},
+                        },
+                        {"text": "Still thinking.", "omit_usage": True},
+                    ]
+                }
+            }
+        }
+    )
     result, traj = trial(tmp_path, local(srv), {"actions": "text", "max_steps": 3, "max_output_tokens": 64})
     assert traj["notes"] == "max_steps" and result.outcome == Outcome.FAIL and result.agent_exit_code == 1
     assert "cut off at the output limit (64 tokens)" in srv.requests[2]["last"]
@@ -182,16 +220,32 @@ def test_a_model_that_never_acts_ends_at_the_step_limit(tmp_path, fake_provider,
 
 
 @pytest.mark.parametrize("actions", ["text", "tools"])
-@pytest.mark.parametrize("fault,error_class", [
-    ({"status": 500, "message": "failed to parse grammar", "times": -1}, "provider_5xx"),  # llama.cpp
-    ({"status": 400, "message": "the request exceeds the available context size, try increasing it",
-      "times": -1}, "context_too_long"),  # llama.cpp
-    ({"status": 400, "message": "This model's maximum context length is 4096 tokens. However, you requested "
-                                "5000 tokens", "times": -1}, "context_too_long"),  # vLLM
-])
+@pytest.mark.parametrize(
+    "fault,error_class",
+    [
+        ({"status": 500, "message": "failed to parse grammar", "times": -1}, "provider_5xx"),  # llama.cpp
+        (
+            {
+                "status": 400,
+                "message": "the request exceeds the available context size, try increasing it",
+                "times": -1,
+            },
+            "context_too_long",
+        ),  # llama.cpp
+        (
+            {
+                "status": 400,
+                "message": "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens",
+                "times": -1,
+            },
+            "context_too_long",
+        ),  # vLLM
+    ],
+)
 def test_server_errors_are_infra_with_their_class(tmp_path, fake_provider, fault, error_class, actions):
-    srv = fake_provider({"models": {"policy": {"turns": [{"text": block("pwd")}] * 3,
-                                               "faults": [{**fault, "after": 1}]}}})
+    srv = fake_provider(
+        {"models": {"policy": {"turns": [{"text": block("pwd")}] * 3, "faults": [{**fault, "after": 1}]}}}
+    )
     result, traj = trial(tmp_path, local(srv), {"actions": actions})
     assert result.outcome == Outcome.INFRA and result.error_class == error_class
     assert traj["notes"] == f"provider_error:{error_class}"
@@ -204,10 +258,10 @@ def test_hunter_in_text_mode_keeps_its_role_prompt(tmp_path, fake_provider):
     srv = fake_provider({"models": {"policy": {"turns": [{"text": SUBMIT}]}}})
     cfg = load_config(None, {"home": str(tmp_path / "home"), "solver.actions": "text"})
     env = load_environment(EXAMPLES / "clean-wordfreq")
-    spec = TrialSpec(run_id="r1", env_version=env.version, agent="hunter", model=local(srv), index=0,
-                     purpose="sweep")
-    run_trial(spec, env, text_backend(), cfg, RunLayout(cfg.runs_dir, "r1"),
-              agent=HunterAgent(model=local(srv), config=cfg))
+    spec = TrialSpec(run_id="r1", env_version=env.version, agent="hunter", model=local(srv), index=0, purpose="sweep")
+    run_trial(
+        spec, env, text_backend(), cfg, RunLayout(cfg.runs_dir, "r1"), agent=HunterAgent(model=local(srv), config=cfg)
+    )
     traj = json.loads((tmp_path / "home" / "runs" / "r1" / spec.trial_id / "agent" / "trajectory.json").read_text())
     system = traj["steps"][0]["message"]
     assert "red-team" in system and "COMPLETE_TASK_AND_SUBMIT" in system

@@ -6,8 +6,17 @@ import json
 
 import pytest
 
-from envqa.agents.trajectory import (AgentInfo, AtifToolCall, FinalMetrics, Observation, ObservationResult,
-                                     Redactor, StepMetrics, TrajectoryWriter, read_final_metrics)
+from envqa.agents.trajectory import (
+    AgentInfo,
+    AtifToolCall,
+    FinalMetrics,
+    Observation,
+    ObservationResult,
+    Redactor,
+    StepMetrics,
+    TrajectoryWriter,
+    read_final_metrics,
+)
 
 pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
 
@@ -25,13 +34,17 @@ def test_redactor_replaces_known_values_and_key_shapes():
 
 def test_writer_produces_atif_and_redacts(tmp_path):
     path = tmp_path / "agent" / "trajectory.json"
-    w = TrajectoryWriter(path, "trial-1", AgentInfo(name="solver", version="0.1", model_name="openai/m"),
-                         Redactor([SECRET]))
+    w = TrajectoryWriter(
+        path, "trial-1", AgentInfo(name="solver", version="0.1", model_name="openai/m"), Redactor([SECRET])
+    )
     w.add("user", "do the task")
-    w.add("agent", f"the key is {SECRET}", tool_calls=[AtifToolCall(tool_call_id="c1", function_name="bash",
-                                                                      arguments={"command": f"echo {SECRET}"})],
-          observation=Observation(results=[ObservationResult(source_call_id="c1", content=SECRET)]),
-          metrics=StepMetrics(prompt_tokens=10, completion_tokens=2, cost_usd=0.01))
+    w.add(
+        "agent",
+        f"the key is {SECRET}",
+        tool_calls=[AtifToolCall(tool_call_id="c1", function_name="bash", arguments={"command": f"echo {SECRET}"})],
+        observation=Observation(results=[ObservationResult(source_call_id="c1", content=SECRET)]),
+        metrics=StepMetrics(prompt_tokens=10, completion_tokens=2, cost_usd=0.01),
+    )
     w.finish(FinalMetrics(total_prompt_tokens=10, total_completion_tokens=2, total_cost_usd=0.01), notes="finished")
     raw = path.read_text()
     assert SECRET not in raw

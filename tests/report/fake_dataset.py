@@ -27,10 +27,12 @@ from tests.fake_tasks import always_pass_backend, use_backend, wordfreq_backend
 
 DATASET_ID = "ds-fake-four"
 # (task folder, example, backend, loop iterations, approval mode)
-TASKS = [("clean-wordfreq", "clean-wordfreq", wordfreq_backend, 0, "auto"),
-         ("always-pass", "always-pass", always_pass_backend, 0, "auto"),
-         ("always-pass-waiting", "always-pass", always_pass_backend, 3, "wait"),
-         ("always-pass-fixed", "always-pass", always_pass_backend, 3, "auto")]
+TASKS = [
+    ("clean-wordfreq", "clean-wordfreq", wordfreq_backend, 0, "auto"),
+    ("always-pass", "always-pass", always_pass_backend, 0, "auto"),
+    ("always-pass-waiting", "always-pass", always_pass_backend, 3, "wait"),
+    ("always-pass-fixed", "always-pass", always_pass_backend, 3, "auto"),
+]
 BROKEN = "broken-task"
 
 
@@ -52,8 +54,15 @@ def build(base: Path) -> FakeDataset:
     root.mkdir(parents=True)
     rows, reports, started = [], {}, time.monotonic()
     for name, example, backend_of, iterations, approval in TASKS:
-        config = load_config(None, {"home": str(home), "sandbox.backend": use_backend(backend_of()),
-                                    "scheduler.mode": "local", "loop.max_iterations": iterations})
+        config = load_config(
+            None,
+            {
+                "home": str(home),
+                "sandbox.backend": use_backend(backend_of()),
+                "scheduler.mode": "local",
+                "loop.max_iterations": iterations,
+            },
+        )
         task_dir = shutil.copytree(EXAMPLES / example, root / name)
         t0 = time.monotonic()
         execute_run(task_dir, config, f"run-{name}", quiet=True, approval_mode=approval)
@@ -64,11 +73,28 @@ def build(base: Path) -> FakeDataset:
             store.close()
         reports[name] = report
         html = config.runs_dir / f"run-{name}" / "report.html"
-        rows.append(task_row(f"tasks/{name}", name, f"run-{name}", report, time.monotonic() - t0,
-                             str(html) if html.is_file() else None))
+        rows.append(
+            task_row(
+                f"tasks/{name}",
+                name,
+                f"run-{name}",
+                report,
+                time.monotonic() - t0,
+                str(html) if html.is_file() else None,
+            )
+        )
     (root / BROKEN).mkdir()
-    rows.append(task_row(f"tasks/{BROKEN}", BROKEN, None, None, None, None,
-                         error=f"{root / BROKEN}: not an environment (no task.toml, no task.yaml)"))
+    rows.append(
+        task_row(
+            f"tasks/{BROKEN}",
+            BROKEN,
+            None,
+            None,
+            None,
+            None,
+            error=f"{root / BROKEN}: not an environment (no task.toml, no task.yaml)",
+        )
+    )
     report = summarize(DATASET_ID, ["tasks"], rows, time.monotonic() - started)
     store = Store(config.db_path)
     try:  # recorded as the dataset run records it, for `qa serve`

@@ -39,8 +39,9 @@ def test_markdown_has_one_row_per_task_with_verdict_top_finding_proposal_and_exi
     for r in ds.report.tasks:
         verdict, finding, _pass, proposal, exit_code = rows[r.name]
         assert verdict.endswith(r.verdict) and exit_code == str(r.exit_code)
-    assert rows["always-pass"][1].startswith("`reward-written-unconditionally` (critical) +1") or \
-        rows["always-pass"][1].startswith("`nop-passes` (critical) +1")
+    assert rows["always-pass"][1].startswith("`reward-written-unconditionally` (critical) +1") or rows["always-pass"][
+        1
+    ].startswith("`nop-passes` (critical) +1")
     assert rows["always-pass-waiting"][3] == "awaiting_approval"
     assert rows["always-pass-fixed"][3] == "adopted by auto"
     assert "not an environment" in rows[BROKEN][1]
@@ -76,27 +77,37 @@ def test_github_annotations_at_each_findings_location(ds, monkeypatch):
             where = f"file={r.path}/{f.file}" + (f",line={f.line}" if f.line else "")
             expected.append(f"::{kind} {where},")
     assert [a.split("title=")[0] for a in annotations if "title=qa " in a and "%3A" not in a] == expected
-    assert "::error file=tasks/always-pass/tests/test.sh,line=7,title=qa reward-written-unconditionally::" \
-           "the last reward test.sh writes is a success value" in out
+    assert (
+        "::error file=tasks/always-pass/tests/test.sh,line=7,title=qa reward-written-unconditionally::"
+        "the last reward test.sh writes is a success value" in out
+    )
     assert any(a.startswith(f"::error file=tasks/{BROKEN},title=qa%3A {BROKEN} invalid::") for a in annotations)
     for path in {a.split("file=")[1].split(",")[0] for a in annotations}:  # every annotated file is in the repo
         assert (ds.root / path).exists(), path
     token = lines[stop].removeprefix("::stop-commands::")
     assert len(token) == 32 and lines[-1] == f"::{token}::"
-    assert "\n".join(lines[stop + 1:-1]) + "\n" == render(ds.report, "markdown")
+    assert "\n".join(lines[stop + 1 : -1]) + "\n" == render(ds.report, "markdown")
 
 
 def test_github_escaping_and_untrusted_evidence(ds, tmp_path):
     """%, CR and LF are escaped in the message; ':' and ',' too in properties. Evidence an agent wrote (a line
     that looks like a workflow command) is printed only inside the stop-commands block."""
     base = next(r for r in ds.report.tasks if r.name == "always-pass")
-    evil = TaskFinding(rule="nop-passes", severity="warning", summary="100% broken\r\nsecond line", file="a:b,c.sh",
-                       line=3, evidence="::error file=x::injected\n::add-mask::secret")
+    evil = TaskFinding(
+        rule="nop-passes",
+        severity="warning",
+        summary="100% broken\r\nsecond line",
+        file="a:b,c.sh",
+        line=3,
+        evidence="::error file=x::injected\n::add-mask::secret",
+    )
     row = base.model_copy(update={"findings": [evil], "path": "tasks/odd"})
     out = render(summarize("ds-x", ["tasks"], [row], 1.0), "github", root=tmp_path)
     first = out.splitlines()[0]
-    assert first == "::warning file=tasks/odd/a%3Ab%2Cc.sh,line=3,title=qa nop-passes::100%25 broken%0D%0Asecond line" \
-                    " (qa run run-always-pass)"
+    assert (
+        first == "::warning file=tasks/odd/a%3Ab%2Cc.sh,line=3,title=qa nop-passes::100%25 broken%0D%0Asecond line"
+        " (qa run run-always-pass)"
+    )
     lines = out.splitlines()
     stop = next(i for i, ln in enumerate(lines) if ln.startswith("::stop-commands::"))
     injected = [i for i, ln in enumerate(lines) if ln.strip().startswith(("::error file=x", "::add-mask"))]
@@ -119,8 +130,12 @@ def test_evidence_cannot_close_its_code_block_and_a_huge_dataset_fits_a_comment(
     assert "  `````\n  ```\n  </details>\n  # heading\n  ````\n  `````" in block  # fenced by five backticks
 
     big = TaskFinding(rule="nop-passes", severity="error", summary="s", evidence="x" * 3000 + "\n" + "y\n" * 30)
-    rows = [task_row(f"tasks/t{i:03d}", f"t{i:03d}", f"run-{i}", ds.run_reports["always-pass-waiting"], 1.0, None)
-            .model_copy(update={"findings": [big] * 3}) for i in range(120)]
+    rows = [
+        task_row(
+            f"tasks/t{i:03d}", f"t{i:03d}", f"run-{i}", ds.run_reports["always-pass-waiting"], 1.0, None
+        ).model_copy(update={"findings": [big] * 3})
+        for i in range(120)
+    ]
     md = render(summarize("ds-big", ["tasks"], rows, 1.0), "markdown")
     assert len(md) < COMMENT_LIMIT
     assert len(table_rows(md)) == 120  # every task keeps its row
@@ -134,5 +149,6 @@ def test_unknown_format_is_refused(ds):
 
 def test_repo_relative_path_helper_keeps_relative_paths(ds):
     from envqa.app.ci_output import repo_path
+
     assert repo_path("tasks/a", "tests/test.sh", Path("/elsewhere")) == "tasks/a/tests/test.sh"
     assert repo_path("./tasks/a", None, Path("/elsewhere")) == "tasks/a"

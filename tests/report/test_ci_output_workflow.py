@@ -34,8 +34,9 @@ def script(name: str, **values: str) -> str:
 
 
 def git(cwd: Path, *args: str) -> str:
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@x", GIT_COMMITTER_NAME="t",
-               GIT_COMMITTER_EMAIL="t@x")
+    env = dict(
+        os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@x", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@x"
+    )
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
 
 
@@ -51,22 +52,44 @@ def test_the_changed_task_folders_come_from_the_prs_diff(tmp_path, tasks_root):
     repo.mkdir()
     prefix = "" if tasks_root == "." else tasks_root + "/"
     git(repo, "init", "-q", "-b", "main")
-    write(repo, {f"{prefix}a/task.toml": "", f"{prefix}a/tests/test.sh": "v1", f"{prefix}c/task.yaml": "",
-                 f"{prefix}untouched/task.toml": "", "README.md": "x", f"{prefix}notes/x.txt": ""})
+    write(
+        repo,
+        {
+            f"{prefix}a/task.toml": "",
+            f"{prefix}a/tests/test.sh": "v1",
+            f"{prefix}c/task.yaml": "",
+            f"{prefix}untouched/task.toml": "",
+            "README.md": "x",
+            f"{prefix}notes/x.txt": "",
+        },
+    )
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "base")
     git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")  # what `actions/checkout` with fetch-depth 0 has
     git(repo, "checkout", "-qb", "pr")
-    write(repo, {f"{prefix}a/tests/test.sh": "v2", f"{prefix}b/task.toml": "", f"{prefix}b/tests/test.sh": "",
-                 "README.md": "y", f"{prefix}notes/x.txt": "changed",
-                 f"{prefix}d/task.toml": ""})
+    write(
+        repo,
+        {
+            f"{prefix}a/tests/test.sh": "v2",
+            f"{prefix}b/task.toml": "",
+            f"{prefix}b/tests/test.sh": "",
+            "README.md": "y",
+            f"{prefix}notes/x.txt": "changed",
+            f"{prefix}d/task.toml": "",
+        },
+    )
     git(repo, "rm", "-rq", f"{prefix}c")  # a task the PR deletes is not run
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "pr")
     out = tmp_path / "github_output"
-    proc = subprocess.run(["bash", "-c", script("Changed task folders", **{"github.base_ref": "main"})], cwd=repo,
-                          env=dict(os.environ, TASKS_ROOT=tasks_root, GITHUB_OUTPUT=str(out)),
-                          capture_output=True, text=True, timeout=30)
+    proc = subprocess.run(
+        ["bash", "-c", script("Changed task folders", **{"github.base_ref": "main"})],
+        cwd=repo,
+        env=dict(os.environ, TASKS_ROOT=tasks_root, GITHUB_OUTPUT=str(out)),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert proc.returncode == 0, proc.stderr
     expected = [f"{tasks_root}/{n}" for n in ("a", "b", "d")]
     assert (repo / "changed-tasks.txt").read_text().splitlines() == expected
@@ -77,8 +100,9 @@ def test_the_pr_comment_is_the_markdown(tmp_path_factory, tmp_path):
     """The qa step's `sed` keeps exactly the markdown of `--format github` (annotations and markers dropped)."""
     ds = fake_dataset(tmp_path_factory)
     (tmp_path / "qa-output.txt").write_text(render(ds.report, "github", root=ds.root))
-    cut = subprocess.run(["bash", "-c", "sed '/^::/d' qa-output.txt"], cwd=tmp_path, capture_output=True, text=True,
-                         check=True).stdout
+    cut = subprocess.run(
+        ["bash", "-c", "sed '/^::/d' qa-output.txt"], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout
     assert cut == render(ds.report, "markdown")
     assert "sed '/^::/d' qa-output.txt" in steps()["qa run (annotations + summary)"]["run"]
     assert "--format github" in steps()["qa run (annotations + summary)"]["run"]

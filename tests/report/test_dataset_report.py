@@ -10,10 +10,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from qa_testkit import open_report
 
 from envqa.app.dataset_rows import task_row
 from envqa.app.report_html.dataset import write_dataset_report
+from qa_testkit import open_report
 
 from .conftest import artifacts_dir, run_dir
 from .fake_dataset import BROKEN, fake_dataset, summarize
@@ -43,7 +43,7 @@ def shown(page) -> list[str]:
 def test_written_where_the_contract_says_self_contained(ds, opened, page):
     assert opened == ds.home / "datasets" / ds.report.dataset_run_id / "report.html"
     html = opened.read_text()
-    assert "<script src" not in html and "<link rel=\"stylesheet\"" not in html
+    assert "<script src" not in html and '<link rel="stylesheet"' not in html
     assert re.findall(r"https?://[^\s\"']*", html) == ["http://www.w3.org/2000/svg"]  # the SVG namespace, no URL
     assert page.locator("#triage tr.task-row").count() == len(ds.report.tasks) == 5
     assert page.inner_text("#exit-code") == f"exit {ds.report.exit_code}"
@@ -73,7 +73,9 @@ def test_the_triage_table_filters_by_verdict_rule_and_text(ds, opened, page):
     assert page.inner_text("#shown") == "2 of 5 task(s) shown"
     page.select_option("#f-verdict", "")
     page.click("#rule-counts tr[data-rule='reward-written-unconditionally']")  # the rule table filters too
-    with_rule = sorted(r.path for r in ds.report.tasks if any(f.rule == "reward-written-unconditionally" for f in r.findings))
+    with_rule = sorted(
+        r.path for r in ds.report.tasks if any(f.rule == "reward-written-unconditionally" for f in r.findings)
+    )
     assert sorted(shown(page)) == with_rule and len(with_rule) == 3
     assert page.input_value("#f-rule") == "reward-written-unconditionally"
     page.click("#rule-counts tr[data-rule='reward-written-unconditionally']")  # again: off
@@ -114,8 +116,14 @@ def test_pass_at_1_against_the_band_from_a_real_sweep(ds, sweep_run, qa_env_sess
     """A real Docker sweep (two models, tests/report/conftest.py) joins the dataset: its pass@1 is drawn against
     its band. The screenshot of this page is the one in the lead's note."""
     report = json.loads((run_dir(qa_env_session, "sweep-run") / "report.json").read_text())
-    sweep_row = task_row("tasks/clean-wordfreq-sweep", "clean-wordfreq-sweep", "sweep-run", report, 30.0,
-                         str(run_dir(qa_env_session, "sweep-run") / "report.html"))
+    sweep_row = task_row(
+        "tasks/clean-wordfreq-sweep",
+        "clean-wordfreq-sweep",
+        "sweep-run",
+        report,
+        30.0,
+        str(run_dir(qa_env_session, "sweep-run") / "report.html"),
+    )
     dataset = summarize("ds-with-sweep", ["tasks"], [*ds.report.tasks, sweep_row], 31.0)
     path = write_dataset_report(ds.config, dataset)
     open_report(page, path)

@@ -28,8 +28,12 @@ def test_each_row_carries_its_runs_verdict_and_exit_code(ds):
         assert (r.run_id, r.verdict, r.exit_code) == (f"run-{name}", report["verdict"], exit_code(report["verdict"]))
         assert r.report_html and r.report_html.endswith(f"run-{name}/report.html")
     assert {r.name: r.verdict for r in ds.report.tasks} == {
-        "clean-wordfreq": "clean", "always-pass": "findings", "always-pass-waiting": "awaiting_approval",
-        "always-pass-fixed": "clean", BROKEN: "invalid"}
+        "clean-wordfreq": "clean",
+        "always-pass": "findings",
+        "always-pass-waiting": "awaiting_approval",
+        "always-pass-fixed": "clean",
+        BROKEN: "invalid",
+    }
     assert ds.report.exit_code == 1  # a task has findings (and one could not be loaded)
 
 
@@ -51,7 +55,9 @@ def test_a_fixed_task_still_lists_what_its_first_version_showed(ds):
     report, r = ds.run_reports["always-pass-fixed"], row(ds, "always-pass-fixed")
     assert report["findings"] == [] and r.verdict == "clean"
     first = report["versions"][0]["findings"]
-    assert [f.rule for f in r.findings] == [f["rule"] for f in first] and all(f.summary.startswith(FIXED) for f in r.findings)
+    assert [f.rule for f in r.findings] == [f["rule"] for f in first] and all(
+        f.summary.startswith(FIXED) for f in r.findings
+    )
     (p,) = r.proposals
     assert (p.state, p.gate, p.approved_by) == ("adopted", "passed", "auto")
     assert p.diff == report["versions"][1]["patch"] and "+find /logs/verifier -mindepth 1 -delete" in p.diff
@@ -69,15 +75,27 @@ def test_a_waiting_task_shows_the_pending_proposal_and_its_diff(ds):
 
 def test_rows_without_a_report():
     bad = task_row("tasks/x", "x", None, None, None, None, error="tasks/x/task.toml: [agent] timeout_sec: not a number")
-    assert (bad.verdict, bad.exit_code, bad.error) == ("invalid", 2, "tasks/x/task.toml: [agent] timeout_sec: not a number")
+    assert (bad.verdict, bad.exit_code, bad.error) == (
+        "invalid",
+        2,
+        "tasks/x/task.toml: [agent] timeout_sec: not a number",
+    )
     infra = task_row("tasks/y", "y", "run-y", None, 3.0, None, error="docker: no space left", exit_code=3)
     assert (infra.verdict, infra.exit_code) == ("incomplete", 3)
     pending = task_row("tasks/z", "z", "run-z", None, None, None)
     assert (pending.verdict, pending.exit_code) == (None, 3)
 
 
-@pytest.mark.parametrize("location, expected", [
-    ("tests/test.sh:4", ("tests/test.sh", 4)), ("task.toml", ("task.toml", None)), ("tests/", ("tests/", None)),
-    ("environment/Dockerfile:12", ("environment/Dockerfile", 12)), (None, (None, None)), ("", (None, None))])
+@pytest.mark.parametrize(
+    "location, expected",
+    [
+        ("tests/test.sh:4", ("tests/test.sh", 4)),
+        ("task.toml", ("task.toml", None)),
+        ("tests/", ("tests/", None)),
+        ("environment/Dockerfile:12", ("environment/Dockerfile", 12)),
+        (None, (None, None)),
+        ("", (None, None)),
+    ],
+)
 def test_split_location(location, expected):
     assert split_location(location) == expected

@@ -49,8 +49,10 @@ def test_a_dataset_report_is_served_and_its_task_links_land_on_run_reports(serve
     status, body = fetch(server + f"/datasets/{DATASET_ID}/report.html")
     assert status == 200
     data = page_data(body)
-    assert DatasetReport.model_validate({k: v for k, v in data.items() if k in DatasetReport.model_fields}) \
-        .tasks == ds.report.tasks
+    assert (
+        DatasetReport.model_validate({k: v for k, v in data.items() if k in DatasetReport.model_fields}).tasks
+        == ds.report.tasks
+    )
     links = [t["link"] for t in data["tasks"] if t["link"]]
     assert len(links) == 4
     for link in links:  # relative to /datasets/<id>/report.html

@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+
 from qa_testkit import open_report, run_qa
 
 from .conftest import LONG_MODEL, artifacts_dir, run_dir
@@ -17,8 +18,9 @@ def report_of(env: dict, run_id: str) -> dict:
 
 def all_trials(report: dict) -> list[dict]:
     """Every trial of every version, once (the top-level list holds the current version's)."""
-    seen = {t["trial_id"]: t for v in report.get("versions") or [] for t in v.get("trials") or []
-            if isinstance(t, dict)}
+    seen = {
+        t["trial_id"]: t for v in report.get("versions") or [] for t in v.get("trials") or [] if isinstance(t, dict)
+    }
     seen.update({t["trial_id"]: t for t in report["trials"]})
     return list(seen.values())
 

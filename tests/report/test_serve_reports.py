@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-
 import os
 import socket
 import subprocess
@@ -11,6 +10,7 @@ import urllib.error
 import urllib.request
 
 import pytest
+
 from qa_testkit import QA, wait_for
 
 from .conftest import run_dir
@@ -26,8 +26,9 @@ def free_port() -> int:
 def serving(env: dict, cwd):
     """`qa serve` on a free port until the block ends; yields its base URL once /healthz answers."""
     port = free_port()
-    proc = subprocess.Popen([QA, "serve", "--port", str(port)], env=env, cwd=cwd,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [QA, "serve", "--port", str(port)], env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for(lambda: fetch(base + "/healthz")[0] == 200 or proc.poll() is not None, 30, "qa serve to answer")
@@ -67,7 +68,10 @@ def test_run_list_links_to_reports_that_render(server, qa_env_session, page):
 
 
 def test_a_stale_report_is_rebuilt_and_unknown_runs_are_404(server, qa_env_session):
-    html, src = run_dir(qa_env_session, "sweep-run") / "report.html", run_dir(qa_env_session, "sweep-run") / "report.json"
+    html, src = (
+        run_dir(qa_env_session, "sweep-run") / "report.html",
+        run_dir(qa_env_session, "sweep-run") / "report.json",
+    )
     os.utime(html, (1, 1))  # older than report.json: the run moved on since the page was written
     status, body = fetch(server + "/runs/sweep-run/report.html")
     assert status == 200 and 'id="qa-data"' in body

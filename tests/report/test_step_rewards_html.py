@@ -2,20 +2,39 @@
 
 from __future__ import annotations
 
-from qa_testkit import open_report
-
 from envqa.app.report_html import render_report
 from envqa.core.models import Outcome, StepResult, TrialResult
 from envqa.graphs.loop_report import trial_objects
+from qa_testkit import open_report
 
 
 def test_trial_detail_shows_each_steps_reward_and_the_gate(tmp_path, page):
-    steps = [StepResult(name="create", outcome=Outcome.FAIL, reward=0.0, rewards={"reward": 0.0},
-                        stopped="reward=0 below min_reward 1"), StepResult(name="extend", skipped=True)]
-    trial = TrialResult(trial_id="nop-0-abc", run_id="r", env_version="v" * 64, agent="nop", outcome=Outcome.FAIL,
-                        reward=0.0, step_results=steps)
-    report = {"run_id": "r", "verdict": "clean", "environment": {"name": "two", "version": "v" * 64},
-              "findings": [], "trials": trial_objects([trial])}
+    steps = [
+        StepResult(
+            name="create",
+            outcome=Outcome.FAIL,
+            reward=0.0,
+            rewards={"reward": 0.0},
+            stopped="reward=0 below min_reward 1",
+        ),
+        StepResult(name="extend", skipped=True),
+    ]
+    trial = TrialResult(
+        trial_id="nop-0-abc",
+        run_id="r",
+        env_version="v" * 64,
+        agent="nop",
+        outcome=Outcome.FAIL,
+        reward=0.0,
+        step_results=steps,
+    )
+    report = {
+        "run_id": "r",
+        "verdict": "clean",
+        "environment": {"name": "two", "version": "v" * 64},
+        "findings": [],
+        "trials": trial_objects([trial]),
+    }
     html = tmp_path / "report.html"
     html.write_text(render_report(report, tmp_path))
     open_report(page, html)

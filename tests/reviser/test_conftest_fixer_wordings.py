@@ -69,18 +69,33 @@ def test_a_silenced_copy_is_removed_and_pytest_reads_the_tests_in_place(tmp_path
     assert fix.addressed == ["exploit-workspace-conftest"], fix.declined
     assert "# envqa: tests run in place from /tests (was: cp /tests/test_outputs.py /app/ 2>/dev/null || true)" in out
     assert not any(w[0] == "cp" for w in _commands(out)), out
-    assert ("if cd /tests && pytest --rootdir=/tests --confcutdir=/tests -c /dev/null --ctrf /logs/verifier/ctrf.json "
-            "/tests/test_outputs.py -rA; then") in out
+    assert (
+        "if cd /tests && pytest --rootdir=/tests --confcutdir=/tests -c /dev/null --ctrf /logs/verifier/ctrf.json "
+        "/tests/test_outputs.py -rA; then"
+    ) in out
     _syntax_ok(out, tmp_path)
 
 
 def test_a_glob_copy_after_mkdir_and_a_continued_redirected_pytest_call_are_rewritten(tmp_path):
     fix, out = _fix(tmp_path, OURS)
     assert fix.addressed == ["exploit-workspace-conftest"], fix.declined
-    assert "mkdir -p /app/checks && : || echo \"copy failed\" >&2" in out  # the mkdir stays, the copy goes
+    assert 'mkdir -p /app/checks && : || echo "copy failed" >&2' in out  # the mkdir stays, the copy goes
     pytest_calls = [w for w in _commands(out) if "pytest" in w]
-    assert pytest_calls == [["python3", "-m", "pytest", "--rootdir=/tests", "--confcutdir=/tests", "-c", "/dev/null",
-                             "-q", "-p", "no:cacheprovider", "/tests"]], out  # an option's value is no path
+    assert pytest_calls == [
+        [
+            "python3",
+            "-m",
+            "pytest",
+            "--rootdir=/tests",
+            "--confcutdir=/tests",
+            "-c",
+            "/dev/null",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "/tests",
+        ]
+    ], out  # an option's value is no path
     assert "-q -p no:cacheprovider /tests > /logs/verifier/pytest.txt 2>&1\n" in out  # redirections as written
     _syntax_ok(out, tmp_path)
 
@@ -106,8 +121,20 @@ def test_harbors_template_task_with_a_workspace_copy_is_rewritten(tmp_path):
     assert fix.addressed == ["exploit-workspace-conftest"], fix.declined
     out = (fix.fixed_dir / "tests" / "test.sh").read_text()
     assert [w for w in _commands(out) if "pytest" in w] == [
-        ["python3", "-m", "pytest", "--rootdir=/tests", "--confcutdir=/tests", "-c", "/dev/null",
-         "/tests/test_outputs.py", "-rA", "-p", "no:cacheprovider"]], out
+        [
+            "python3",
+            "-m",
+            "pytest",
+            "--rootdir=/tests",
+            "--confcutdir=/tests",
+            "-c",
+            "/dev/null",
+            "/tests/test_outputs.py",
+            "-rA",
+            "-p",
+            "no:cacheprovider",
+        ]
+    ], out
     assert "if cd /tests && python3 -m pytest" in out
     assert not any(w[0] == "cp" for w in _commands(out)), out
     _syntax_ok(out, tmp_path)

@@ -17,8 +17,14 @@ from envqa.store.versions import VersionStore
 from qa_testkit import EXAMPLES
 from tests.reviser.kit import fast_config, loop_state, revise_and_gate, run_deps
 
-FIXABLE = ["always-pass", "reward-tamper", "conftest-plant", "leaked-answers", "leaky-solution",
-           "writable-verifier-helper"]
+FIXABLE = [
+    "always-pass",
+    "reward-tamper",
+    "conftest-plant",
+    "leaked-answers",
+    "leaky-solution",
+    "writable-verifier-helper",
+]
 NEEDS_MODEL = ["weak-verifier"]
 ORACLE_FIRST = ["broken-oracle", "broken-oracle-conftest-plant"]  # no fix can pass until the oracle does
 
@@ -31,9 +37,15 @@ def _row(tmp_path, name: str, monkeypatch) -> dict:
     rules = sorted({f["rule"] for f in state["findings"] if f["severity"] != "info"})
     with run_deps(config) as deps:
         revised, gated = revise_and_gate(deps, state)
-    row = {"example": name, "rules": rules, "proposed": revised["proposal_id"] is not None,
-           "note": revised["revise_note"], "gate": None, "clean_after": None,
-           "notices": state["report"].get("notices")}
+    row = {
+        "example": name,
+        "rules": rules,
+        "proposed": revised["proposal_id"] is not None,
+        "note": revised["revise_note"],
+        "gate": None,
+        "clean_after": None,
+        "notices": state["report"].get("notices"),
+    }
     if gated is None:
         return row
     row["gate"] = "passed" if gated["gate_passed"] else f"failed: {gated['gate_feedback']}"
@@ -72,8 +84,7 @@ def test_examples_without_a_fixer_are_reported_as_needing_a_model(name, tmp_path
 
 
 @pytest.mark.parametrize("name", ORACLE_FIRST)
-def test_a_failing_oracle_is_said_first_and_no_mechanical_fix_is_proposed(name, tmp_path, monkeypatch,
-                                                                          docker_backend):
+def test_a_failing_oracle_is_said_first_and_no_mechanical_fix_is_proposed(name, tmp_path, monkeypatch, docker_backend):
     """The gate needs a passing oracle, so a mechanical fix (e.g. the conftest one) cannot pass: none is
     proposed, and the revise note and the run report say first that the reference solution must work."""
     from envqa.probes.gate import ORACLE_NOTICE
@@ -92,14 +103,20 @@ def test_an_unpinned_pip_install_is_pinned_to_the_image_version_and_passes_the_g
     from envqa.probes.static import static_findings
     from tests.reviser.conftest import write_task
 
-    task = write_task(tmp_path / "task", environment__Dockerfile="FROM debian:bookworm\nWORKDIR /app\n"
-                      "RUN pip install --break-system-packages pytest\n")
+    task = write_task(
+        tmp_path / "task",
+        environment__Dockerfile="FROM debian:bookworm\nWORKDIR /app\nRUN pip install --break-system-packages pytest\n",
+    )
     findings = [f for f in static_findings(load_environment(task)) if f.rule == "unpinned-python-dependency"]
     assert findings
     config = fast_config(tmp_path / "home")
     version = VersionStore(config, Store(config.db_path)).snapshot(task, run_id="pin").version
-    state = {"run_id": "pin", "version": version, "findings": [f.model_dump(mode="json") for f in findings],
-             "trials": []}
+    state = {
+        "run_id": "pin",
+        "version": version,
+        "findings": [f.model_dump(mode="json") for f in findings],
+        "trials": [],
+    }
     with run_deps(config) as deps:
         revised, gated = revise_and_gate(deps, state)
     proposal = Store(config.db_path).get_proposal(revised["proposal_id"])
@@ -115,14 +132,31 @@ def test_the_loop_adopts_the_fixer_revision_and_qa_export_writes_it(qa_env, tmp_
     from envqa.core.environment import load_environment
 
     qa = [str(EXAMPLES.parent / ".venv" / "bin" / "qa")]
-    out = subprocess.run(qa + ["run", str(EXAMPLES / "always-pass"), "--oracle-runs", "1", "--approval", "auto",
-                               "--run-id", "loop-export", "--json"], env=qa_env, capture_output=True, text=True,
-                         timeout=600)
+    out = subprocess.run(
+        qa
+        + [
+            "run",
+            str(EXAMPLES / "always-pass"),
+            "--oracle-runs",
+            "1",
+            "--approval",
+            "auto",
+            "--run-id",
+            "loop-export",
+            "--json",
+        ],
+        env=qa_env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     versions = json.loads(out.stdout)["versions"]
     assert len(versions) == 2 and versions[1]["author"].startswith("fixer:"), versions
     dest = tmp_path / "adopted"
-    out = subprocess.run(qa + ["export", "loop-export", str(dest), "--json"], env=qa_env, capture_output=True, text=True)
+    out = subprocess.run(
+        qa + ["export", "loop-export", str(dest), "--json"], env=qa_env, capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["version"] == versions[1]["version"] == load_environment(dest).version
     out = subprocess.run(qa + ["diff", "loop-export"], env=qa_env, capture_output=True, text=True)

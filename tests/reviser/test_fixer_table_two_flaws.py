@@ -21,11 +21,17 @@ from tests.reviser.kit import fast_config
 
 # example -> (the fixer family that must act, the rules it fixes, the rule no fixer can fix)
 TWO_FLAWS = {
-    "two-flaws-reward-timing": ("reward", {"reward-not-written-on-failure", "exploit-reward-tamper"},
-                                "verifier-timing-dependent"),
+    "two-flaws-reward-timing": (
+        "reward",
+        {"reward-not-written-on-failure", "exploit-reward-tamper"},
+        "verifier-timing-dependent",
+    ),
     "two-flaws-conftest-encrypted": ("conftest", {"exploit-workspace-conftest"}, "encrypted-solution-in-image"),
-    "two-flaws-helper-weak": ("helpers", {"exploit-verifier-helper", "verifier-runs-image-file"},
-                              "verifier-accepts-mutant"),
+    "two-flaws-helper-weak": (
+        "helpers",
+        {"exploit-verifier-helper", "verifier-runs-image-file"},
+        "verifier-accepts-mutant",
+    ),
 }
 
 
@@ -34,15 +40,23 @@ def fixer_table_rows(report: dict) -> list[dict]:
     rows = []
     for p in report.get("proposals") or []:
         gate = p.get("gate") or {}
-        rows.append({"fixer": p["author"], "addresses": p["addresses"], "proposed": True,
-                     "gate": "passed" if gate.get("passed") else "failed",
-                     "adopted": p.get("status") == "adopted", "still_open": gate.get("still_open", [])})
+        rows.append(
+            {
+                "fixer": p["author"],
+                "addresses": p["addresses"],
+                "proposed": True,
+                "gate": "passed" if gate.get("passed") else "failed",
+                "adopted": p.get("status") == "adopted",
+                "still_open": gate.get("still_open", []),
+            }
+        )
     return rows
 
 
 @pytest.mark.parametrize("name", sorted(TWO_FLAWS))
-def test_the_fixable_flaw_is_fixed_gated_adopted_and_the_other_stays_reported(name, tmp_path, monkeypatch,
-                                                                              docker_backend):
+def test_the_fixable_flaw_is_fixed_gated_adopted_and_the_other_stays_reported(
+    name, tmp_path, monkeypatch, docker_backend
+):
     for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
         monkeypatch.delenv(key, raising=False)
     family, fixed, other = TWO_FLAWS[name]
@@ -57,12 +71,13 @@ def test_the_fixable_flaw_is_fixed_gated_adopted_and_the_other_stays_reported(na
     assert fixed | {other} <= found, (sorted(found), report.get("stop_reason"))
     assert len(report["versions"]) == 2, (rows, report.get("stop_reason"))
     adopted = report["versions"][1]
-    assert adopted["author"].startswith(f"fixer:"), adopted["author"]
+    assert adopted["author"].startswith("fixer:"), adopted["author"]
     mine = next(r for r in rows if r["adopted"])
     assert set(mine["addresses"]) >= fixed and other not in mine["addresses"], mine
     assert mine["gate"] == "passed" and other in mine["still_open"], mine
     after = {f["rule"] for f in report["findings"] if f["severity"] != "info"}
     assert other in after and not (fixed & after), sorted(after)
-    proposal = Store(config.db_path).get_proposal(next(p["proposal_id"] for p in report["proposals"]
-                                                       if p.get("status") == "adopted"))
+    proposal = Store(config.db_path).get_proposal(
+        next(p["proposal_id"] for p in report["proposals"] if p.get("status") == "adopted")
+    )
     assert proposal.gate and proposal.gate.passed and other in proposal.gate.still_open

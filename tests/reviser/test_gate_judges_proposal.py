@@ -23,8 +23,15 @@ def _findings(env) -> list[Finding]:
 
 
 def _gate(deps, parent, candidate, addresses, findings=None):
-    inputs = GateInputs(run_id="gate-judges", candidate=candidate, parent_findings=findings or _findings(parent),
-                        parent_trials=[], addresses=addresses, parent_labels={}, parent=parent)
+    inputs = GateInputs(
+        run_id="gate-judges",
+        candidate=candidate,
+        parent_findings=findings or _findings(parent),
+        parent_trials=[],
+        addresses=addresses,
+        parent_labels={},
+        parent=parent,
+    )
     result = run_gate(deps.config, deps.backend, deps.executor, deps.store, inputs)
     return result, {c.name: c for c in result.checks}
 
@@ -34,8 +41,13 @@ def test_an_unaddressed_rule_stays_open_a_new_one_fails_and_no_addresses_means_a
     parent = load_environment(write_task(tmp_path / "parent", tests__test_sh=PARENT))
     assert {f.rule for f in _findings(parent)} == {"reward-not-written-on-failure", "verifier-installs-at-runtime"}
     fixed = load_environment(write_task(tmp_path / "fixed", tests__test_sh=FIXED))
-    worse = load_environment(write_task(tmp_path / "worse", tests__test_sh=FIXED, environment__Dockerfile=(
-        "FROM debian:bookworm\nWORKDIR /app\nRUN pip install requests || true\n")))
+    worse = load_environment(
+        write_task(
+            tmp_path / "worse",
+            tests__test_sh=FIXED,
+            environment__Dockerfile=("FROM debian:bookworm\nWORKDIR /app\nRUN pip install requests || true\n"),
+        )
+    )
     with run_deps(config) as deps:
         ok, checks = _gate(deps, parent, fixed, ["reward-not-written-on-failure"])
         new, new_checks = _gate(deps, parent, worse, ["reward-not-written-on-failure"])
@@ -55,8 +67,12 @@ def test_a_failing_oracle_is_said_first(tmp_path, docker_backend):
     config = fast_config(tmp_path / "home")
     broken = write_task(tmp_path / "broken", solution__solve_sh="#!/bin/bash\nprintf goodbye > /app/out.txt\n")
     env = load_environment(broken)
-    oracle_fails = Finding(rule="oracle-fails", label=Label.BRITTLENESS, severity=Severity.CRITICAL,
-                           message="the reference solution fails every run")
+    oracle_fails = Finding(
+        rule="oracle-fails",
+        label=Label.BRITTLENESS,
+        severity=Severity.CRITICAL,
+        message="the reference solution fails every run",
+    )
     with run_deps(config) as deps:
         result, checks = _gate(deps, env, env, ["oracle-fails"], findings=[oracle_fails])
     assert not result.passed and result.notice == ORACLE_NOTICE

@@ -11,21 +11,34 @@ from tests.reviser.kit import fast_config, run_deps
 
 
 def _gate(deps, env, findings):
-    inputs = GateInputs(run_id="gate-registry", candidate=env, parent_findings=findings, parent_trials=[],
-                        addresses=[], parent_labels={})
+    inputs = GateInputs(
+        run_id="gate-registry",
+        candidate=env,
+        parent_findings=findings,
+        parent_trials=[],
+        addresses=[],
+        parent_labels={},
+    )
     result = run_gate(deps.config, deps.backend, deps.executor, deps.store, inputs)
     return result, {c.name: c for c in result.checks}
 
 
-def test_the_gate_fails_for_an_unregistered_rule_and_rechecks_verifier_error_with_oracle_and_nop(tmp_path,
-                                                                                              docker_backend):
+def test_the_gate_fails_for_an_unregistered_rule_and_rechecks_verifier_error_with_oracle_and_nop(
+    tmp_path, docker_backend
+):
     config = fast_config(tmp_path / "home")
     env = load_environment(write_task(tmp_path / "task"))  # a clean task: oracle passes, nop fails
     # A finding read back from an older store (any id survives there); no probe can show it gone.
-    unknown = Finding.model_validate({"rule": "verifier-eror", "label": "brittleness", "severity": "error",
-                                      "message": "a typo in a rule id"}, context=STORED)
-    known = Finding(rule="verifier-error", label=Label.BRITTLENESS, severity=Severity.ERROR,
-                    message="the verifier ended without a usable reward")
+    unknown = Finding.model_validate(
+        {"rule": "verifier-eror", "label": "brittleness", "severity": "error", "message": "a typo in a rule id"},
+        context=STORED,
+    )
+    known = Finding(
+        rule="verifier-error",
+        label=Label.BRITTLENESS,
+        severity=Severity.ERROR,
+        message="the verifier ended without a usable reward",
+    )
     with run_deps(config) as deps:
         failed, checks = _gate(deps, env, [unknown])
         assert checks["oracle"].passed and checks["nop"].passed, checks

@@ -12,45 +12,77 @@ from pathlib import Path
 import pytest
 
 from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
+from envqa.scheduler.embedded import WorkerPool
 from envqa.scheduler.queues import Keys
 from envqa.store.db import Store
 from envqa.store.versions import VersionStore
-from envqa.scheduler.embedded import RedisServer, WorkerPool
 from qa_testkit import store_rows, wait_for
 from tests.reviser.conftest import TASK, write_task
 from tests.reviser.kit import fast_config, run_deps
 
 MODEL = "anthropic/claude-reviser-test"
-AMBIGUOUS = Finding(rule="verifier-timing-dependent",  # any registered rule the candidate does not fire
-                    label=Label.AMBIGUITY, severity=Severity.WARNING,
-                    message="the instruction does not say whether a trailing newline is allowed",
-                    evidence=["solver trials failed on the newline"], location="instruction.md")
+AMBIGUOUS = Finding(
+    rule="verifier-timing-dependent",  # any registered rule the candidate does not fire
+    label=Label.AMBIGUITY,
+    severity=Severity.WARNING,
+    message="the instruction does not say whether a trailing newline is allowed",
+    evidence=["solver trials failed on the newline"],
+    location="instruction.md",
+)
 CLEAR = "Write /app/out.txt containing hello (a trailing newline is fine).\n"
-STRICT_TEST = ('#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n'
-               'grep -qx HELLO /app/out.txt && echo 1 > /logs/verifier/reward.txt\nexit 0\n')
+STRICT_TEST = (
+    "#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n"
+    "grep -qx HELLO /app/out.txt && echo 1 > /logs/verifier/reward.txt\nexit 0\n"
+)
 
 
 def answer(edits: dict, why: str = "clarify") -> dict:
-    return {"tool_calls": [{"name": "submit_answer", "arguments": {
-        "edits": [{"path": p, "content": c} for p, c in edits.items()], "addresses": ["verifier-timing-dependent"],
-        "rationale": why, "expected_effect": ["oracle still passes"]}}], "usage": {"input": 900, "output": 300}}
+    return {
+        "tool_calls": [
+            {
+                "name": "submit_answer",
+                "arguments": {
+                    "edits": [{"path": p, "content": c} for p, c in edits.items()],
+                    "addresses": ["verifier-timing-dependent"],
+                    "rationale": why,
+                    "expected_effect": ["oracle still passes"],
+                },
+            }
+        ],
+        "usage": {"input": 900, "output": 300},
+    }
 
 
 def state_for(config, task, run_id: str, findings=(AMBIGUOUS,), trials=()) -> dict:
     store = Store(config.db_path)
     version = VersionStore(config, store).snapshot(task, run_id=run_id).version
-    return {"run_id": run_id, "version": version, "findings": [f.model_dump(mode="json") for f in findings],
-            "trials": [t.model_dump(mode="json") for t in trials]}
+    return {
+        "run_id": run_id,
+        "version": version,
+        "findings": [f.model_dump(mode="json") for f in findings],
+        "trials": [t.model_dump(mode="json") for t in trials],
+    }
 
 
-def test_a_proposal_that_breaks_the_oracle_is_rejected_then_repaired(fake_provider, provider_env, tmp_path,
-                                                                     docker_backend):
+def test_a_proposal_that_breaks_the_oracle_is_rejected_then_repaired(
+    fake_provider, provider_env, tmp_path, docker_backend
+):
     from envqa.graphs.revise import gate_node, revise_node
 
-    srv = fake_provider({"models": {"claude-reviser-test": {"turns": [
-        answer({"tests/test.sh": STRICT_TEST}, "make the test strict"),  # breaks the oracle (it writes hello)
-        answer({"instruction.md": CLEAR}, "only clarify the instruction"),
-    ]}}})
+    srv = fake_provider(
+        {
+            "models": {
+                "claude-reviser-test": {
+                    "turns": [
+                        answer(
+                            {"tests/test.sh": STRICT_TEST}, "make the test strict"
+                        ),  # breaks the oracle (it writes hello)
+                        answer({"instruction.md": CLEAR}, "only clarify the instruction"),
+                    ]
+                }
+            }
+        }
+    )
     provider_env(srv)
     config = fast_config(tmp_path / "home", **{"reviser.model": MODEL})
     state = state_for(config, write_task(tmp_path / "task"), "llm-1")
@@ -82,8 +114,9 @@ def test_an_edit_outside_the_task_is_refused(fake_provider, provider_env, tmp_pa
     from envqa.graphs.revise import revise_node
 
     name = f"escape-{tmp_path.name}.txt"
-    srv = fake_provider({"models": {"*": {"turns": [answer({escape.format(name=name): "owned\n",
-                                                            "instruction.md": CLEAR})]}}})
+    srv = fake_provider(
+        {"models": {"*": {"turns": [answer({escape.format(name=name): "owned\n", "instruction.md": CLEAR})]}}}
+    )
     provider_env(srv)
     config = fast_config(tmp_path / "home", **{"reviser.model": MODEL})
     state = state_for(config, write_task(tmp_path / "task"), "llm-2")
@@ -97,41 +130,64 @@ def test_an_edit_outside_the_task_is_refused(fake_provider, provider_env, tmp_pa
 
 
 @pytest.mark.parametrize("mode", ["local", "redis"])
-def test_the_regrade_catches_a_patch_that_breaks_a_legitimate_solver_pass(tmp_path, docker_backend, mode):
+def test_the_regrade_catches_a_patch_that_breaks_a_legitimate_solver_pass(tmp_path, docker_backend, mode, redis_server):
     """The solver wrote `hello\\n` (correct by the instruction); a patch demanding exact bytes breaks it.
     The replay is a job through the executor: in this process in local mode, on a worker process from the
     sandbox queue in Redis mode, with the same verdict."""
     with ExitStack() as stack:
         extra = {}
         if mode == "redis":
-            server = RedisServer(tmp_path / "redis").start()
+            server = redis_server(tmp_path / "redis")
             stack.callback(server.cleanup)
             pool = WorkerPool(server.url, 1, "sandbox", log_dir=tmp_path / "worker-logs").start()
             stack.callback(pool.stop)
             extra = {"scheduler.mode": "redis", "scheduler.redis_url": server.url}
         config = fast_config(tmp_path / "home", **extra)
         _regrade_breaks_a_solver_pass(tmp_path, config)
-        [replay] = [json.loads(r["result_json"]) for r in store_rows(
-            config.home, "SELECT result_json FROM calls WHERE call_id LIKE 'probe-solver-replay-%'")]
+        [replay] = [
+            json.loads(r["result_json"])
+            for r in store_rows(config.home, "SELECT result_json FROM calls WHERE call_id LIKE 'probe-solver-replay-%'")
+        ]
         pid = int(replay["executed_by"].rsplit(":", 1)[1])
         assert pid == os.getpid() if mode == "local" else pid in {p.pid for p in pool.procs}, (mode, replay)
 
 
 def _regrade_breaks_a_solver_pass(tmp_path, config) -> None:
     from envqa.agents.trajectory import AgentInfo, AtifToolCall, Step, Trajectory
-    from envqa.graphs.revise import gate_node
     from envqa.core.models import Proposal
+    from envqa.graphs.revise import gate_node
 
     task = write_task(tmp_path / "task")
     art = tmp_path / "solver-trial"
     (art / "agent").mkdir(parents=True)
-    (art / "agent" / "trajectory.json").write_text(Trajectory(session_id="s", agent=AgentInfo(name="solver", version="1"),
-        steps=[Step(step_id=1, source="agent", tool_calls=[AtifToolCall(
-            tool_call_id="c1", function_name="bash", arguments={"command": "echo hello > /app/out.txt"})])]
-    ).model_dump_json())
-    solver_pass = TrialResult(trial_id="solver-0-legit", run_id="llm-3", env_version="x", agent="solver",
-                              model="anthropic/m", purpose="sweep", outcome=Outcome.PASS, reward=1.0,
-                              artifacts_dir=str(art))
+    (art / "agent" / "trajectory.json").write_text(
+        Trajectory(
+            session_id="s",
+            agent=AgentInfo(name="solver", version="1"),
+            steps=[
+                Step(
+                    step_id=1,
+                    source="agent",
+                    tool_calls=[
+                        AtifToolCall(
+                            tool_call_id="c1", function_name="bash", arguments={"command": "echo hello > /app/out.txt"}
+                        )
+                    ],
+                )
+            ],
+        ).model_dump_json()
+    )
+    solver_pass = TrialResult(
+        trial_id="solver-0-legit",
+        run_id="llm-3",
+        env_version="x",
+        agent="solver",
+        model="anthropic/m",
+        purpose="sweep",
+        outcome=Outcome.PASS,
+        reward=1.0,
+        artifacts_dir=str(art),
+    )
     state = state_for(config, task, "llm-3", trials=[solver_pass])
     exact = TASK["tests/test.sh"].replace('[ "$(cat /app/out.txt)" = hello ]', "printf hello | cmp -s - /app/out.txt")
     edited = write_task(tmp_path / "edited", tests__test_sh=exact)
@@ -139,10 +195,23 @@ def _regrade_breaks_a_solver_pass(tmp_path, config) -> None:
     vs = VersionStore(config, store)
     from envqa.store.versions import make_diff
 
-    info = vs.apply_patch(state["version"], make_diff(vs.path(state["version"]), edited), author="model:x/y",
-                          reason="exact bytes", run_id="llm-3")
-    store.save_proposal(Proposal(proposal_id="p-regrade", run_id="llm-3", parent_version=state["version"],
-                                 candidate_version=info.version, diff="d", author="model:x/y"))
+    info = vs.apply_patch(
+        state["version"],
+        make_diff(vs.path(state["version"]), edited),
+        author="model:x/y",
+        reason="exact bytes",
+        run_id="llm-3",
+    )
+    store.save_proposal(
+        Proposal(
+            proposal_id="p-regrade",
+            run_id="llm-3",
+            parent_version=state["version"],
+            candidate_version=info.version,
+            diff="d",
+            author="model:x/y",
+        )
+    )
     with run_deps(config) as deps:
         out = gate_node(deps, {**state, "proposal_id": "p-regrade"})
     gate = store.get_proposal("p-regrade").gate
@@ -156,19 +225,31 @@ def test_a_429_on_the_reviser_model_parks_only_its_queue(fake_provider, provider
     from envqa.agents.reviser import ask_reviser
     from envqa.app.executors import open_executor
 
-    srv = fake_provider({"models": {
-        "claude-reviser-test": {"turns": [answer({"instruction.md": CLEAR})],
-                                "faults": [{"status": 429, "retry_after": 8, "times": 1}]},
-        "*": {"turns": [answer({"instruction.md": CLEAR})]}}})
+    srv = fake_provider(
+        {
+            "models": {
+                "claude-reviser-test": {
+                    "turns": [answer({"instruction.md": CLEAR})],
+                    "faults": [{"status": 429, "retry_after": 8, "times": 1}],
+                },
+                "*": {"turns": [answer({"instruction.md": CLEAR})]},
+            }
+        }
+    )
     provider_env(srv)
     config = fast_config(tmp_path / "home", **{"scheduler.mode": "embedded", "scheduler.workers": 1})
     store = Store(config.db_path)
     with open_executor(config, None, store) as executor:
         box: dict = {}
-        t = threading.Thread(target=lambda: box.update(r=ask_reviser(
-            config, executor, run_id="llm-4", model=MODEL, prompt="clarify please")))
+        t = threading.Thread(
+            target=lambda: box.update(
+                r=ask_reviser(config, executor, run_id="llm-4", model=MODEL, prompt="clarify please")
+            )
+        )
         t.start()
-        wait_for(lambda: executor.conn.get(Keys.parked("anthropic/claude-reviser-test")), 20, "the reviser queue parked")
+        wait_for(
+            lambda: executor.conn.get(Keys.parked("anthropic/claude-reviser-test")), 20, "the reviser queue parked"
+        )
         other, _ = ask_reviser(config, executor, run_id="llm-4", model="anthropic/other-model", prompt="x")
         # The other model's call finished while the reviser's queue was still parked: it did not wait for it.
         assert executor.conn.get(Keys.parked("anthropic/claude-reviser-test")), "the other model waited out the park"
@@ -186,10 +267,13 @@ def test_the_reviser_spend_counts_against_the_budget(fake_provider, provider_env
     from envqa.graphs.revise import revise_node
     from envqa.graphs.spend import role_spend, spend_section
 
-    srv = fake_provider({"models": {"*": {"turns": [answer({"instruction.md": CLEAR}), answer({"instruction.md": CLEAR})]}}})
+    srv = fake_provider(
+        {"models": {"*": {"turns": [answer({"instruction.md": CLEAR}), answer({"instruction.md": CLEAR})]}}}
+    )
     provider_env(srv)
-    config = fast_config(tmp_path / "home", **{"reviser.model": MODEL, "budget.max_tokens": 1200,
-                                                "loop.max_iterations": 3})
+    config = fast_config(
+        tmp_path / "home", **{"reviser.model": MODEL, "budget.max_tokens": 1200, "loop.max_iterations": 3}
+    )
     state = state_for(config, write_task(tmp_path / "task"), "llm-5")
     with run_deps(config) as deps:
         assert cap_reached(deps, state) is None
@@ -212,13 +296,27 @@ def test_a_proposal_that_never_passes_the_gate_is_dropped_after_max_repairs(fake
     from qa_testkit import EXAMPLES, run_qa
     from tests.providers.conftest import GOOD_KEY
 
-    breaks = answer({"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n"},
-                    "check harder")
+    breaks = answer(
+        {"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n"}, "check harder"
+    )
     srv = fake_provider({"models": {"claude-reviser-test": {"turns": [breaks, breaks, breaks]}}})
     env = dict(qa_env, ANTHROPIC_API_KEY=GOOD_KEY, ANTHROPIC_BASE_URL=srv.url)
     (tmp_path / "qa.toml").write_text("[probes]\noracle_runs = 1\n[reviser]\nmax_repairs = 1\ngate_oracle_runs = 1\n")
-    proc = run_qa(["run", str(EXAMPLES / "weak-verifier"), "--oracle-runs", "1", "--reviser-model", MODEL,
-                   "--approval", "auto", "--json"], env, cwd=tmp_path)
+    proc = run_qa(
+        [
+            "run",
+            str(EXAMPLES / "weak-verifier"),
+            "--oracle-runs",
+            "1",
+            "--reviser-model",
+            MODEL,
+            "--approval",
+            "auto",
+            "--json",
+        ],
+        env,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 1, proc.stderr[-3000:]
     report = json.loads(proc.stdout)
     assert report["stop_reason"].startswith("gate_failed: the proposal was dropped after 1 repair(s)"), report

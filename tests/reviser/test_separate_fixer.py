@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from envqa.agents.fixers.separate import RULES, artifacts, choose_fix, separate_after_gate, separate_fix
 from envqa.agents.fixers.base import FixContext
+from envqa.agents.fixers.separate import RULES, artifacts, choose_fix, separate_after_gate, separate_fix
 from envqa.core.environment import load_environment
 from envqa.core.models import Finding, Proposal
 from envqa.core.registry import get_rule
@@ -56,8 +56,12 @@ def test_conftest_plant_becomes_separate_mode_with_its_output_as_the_only_artifa
 @fast
 def test_the_in_place_families_fix_what_separation_does_not(tmp_path):
     """reward-tamper: the fresh container closes the tamper; the reward still has to be written on failure."""
-    fix, root = converted(tmp_path, "reward-tamper", ["exploit-reward-tamper", "reward-not-written-on-failure"],
-                          location="tests/test.sh:4")
+    fix, root = converted(
+        tmp_path,
+        "reward-tamper",
+        ["exploit-reward-tamper", "reward-not-written-on-failure"],
+        location="tests/test.sh:4",
+    )
     assert fix.addressed == ["exploit-reward-tamper", "reward-not-written-on-failure"], fix
     assert tomllib.loads((root / "task.toml").read_text())["artifacts"] == ["/app/fib"]
     assert "__envqa_checks" in (root / "tests/test.sh").read_text()
@@ -73,18 +77,21 @@ def test_build_context_files_the_verifier_uses_come_with_its_image(tmp_path):
     docker = (root / "tests/Dockerfile").read_text()
     assert 'COPY ["_env/input.txt", "/app/input.txt"]' in docker
     assert 'COPY ["_env/bin/check-report", "/usr/local/bin/check-report"]' in docker
-    assert (root / "tests/_env/bin/check-report").read_bytes() == \
-        (EXAMPLES / "writable-verifier-helper/environment/bin/check-report").read_bytes()
+    assert (root / "tests/_env/bin/check-report").read_bytes() == (
+        EXAMPLES / "writable-verifier-helper/environment/bin/check-report"
+    ).read_bytes()
     assert (root / "tests/test.sh").read_bytes() == (EXAMPLES / "writable-verifier-helper/tests/test.sh").read_bytes()
     load_environment(root, lint=True)
 
 
 @fast
 def test_it_declines_when_the_tests_read_only_the_whole_workspace(tmp_path):
-    task = write_task(tmp_path / "t", instruction_md="Write your files in /app.\n",
-                      solution__solve_sh="#!/bin/bash\ncd /app && printf hello > out.txt\n",
-                      tests__test_sh="#!/bin/bash\ncd /app && grep -q hello out.txt && "
-                                     "echo 1 > /logs/verifier/reward.txt\n")
+    task = write_task(
+        tmp_path / "t",
+        instruction_md="Write your files in /app.\n",
+        solution__solve_sh="#!/bin/bash\ncd /app && printf hello > out.txt\n",
+        tests__test_sh="#!/bin/bash\ncd /app && grep -q hello out.txt && echo 1 > /logs/verifier/reward.txt\n",
+    )
     fix = separate_fix(task, [finding("exploit-reward-tamper")], workdir=tmp_path)
     assert fix.fixed_dir is None and "cannot tell" in fix.declined["exploit-reward-tamper"]
     assert separate_fix(task, [finding("nop-passes")], workdir=tmp_path) is None  # not a rule it addresses
@@ -99,12 +106,14 @@ def test_it_declines_a_task_already_in_separate_mode(tmp_path):
 
 @fast
 def test_an_image_file_the_solution_rewrites_is_an_artifact(tmp_path):
-    task = write_task(tmp_path / "t",
-                      environment__Dockerfile="FROM debian:bookworm\nWORKDIR /app\nCOPY main.py /app/main.py\n",
-                      instruction_md="Fix the bug in /app/main.py.\n",
-                      solution__solve_sh="#!/bin/bash\nsed -i s/-/+/ /app/main.py\n",
-                      tests__test_sh="#!/bin/bash\npython3 /app/main.py | grep -q 2 && "
-                                     "echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n")
+    task = write_task(
+        tmp_path / "t",
+        environment__Dockerfile="FROM debian:bookworm\nWORKDIR /app\nCOPY main.py /app/main.py\n",
+        instruction_md="Fix the bug in /app/main.py.\n",
+        solution__solve_sh="#!/bin/bash\nsed -i s/-/+/ /app/main.py\n",
+        tests__test_sh="#!/bin/bash\npython3 /app/main.py | grep -q 2 && "
+        "echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n",
+    )
     (task / "environment/main.py").write_text("print(1 - 1)\n")
     assert artifacts(FixContext(root=task, findings=[])) == ["/app/main.py"]
 
@@ -128,8 +137,9 @@ def test_the_reviser_proposes_it_as_the_alternative(tmp_path):
     assert set(RULES) >= {"exploit-reward-tamper", "exploit-workspace-conftest", "exploit-verifier-helper"}
 
 
-def test_reward_tamper_converted_to_separate_mode_passes_the_gate_and_comes_out_clean(tmp_path, monkeypatch,
-                                                                                     docker_backend):
+def test_reward_tamper_converted_to_separate_mode_passes_the_gate_and_comes_out_clean(
+    tmp_path, monkeypatch, docker_backend
+):
     """Must-show (issue 23): a shared-mode flawed example's separate-mode conversion passes the gate, and `qa run`
     on the exported version is clean. (The reward is still not written on failure in a fresh container: the
     in-place reward family fixes that on top, in the same proposal.)"""
@@ -160,9 +170,13 @@ def test_reward_tamper_converted_to_separate_mode_passes_the_gate_and_comes_out_
 
 @fast
 def test_copies_with_flags_directories_and_heredocs_are_repointed_or_kept(tmp_path):
-    task = write_task(tmp_path / "t", environment__Dockerfile=(
-        "FROM debian:bookworm\nWORKDIR /app\nCOPY --chown=1000:1000 data/ /srv/data/\n"
-        "COPY <<EOF /etc/motd\nhello\nEOF\nRUN echo done\n"))
+    task = write_task(
+        tmp_path / "t",
+        environment__Dockerfile=(
+            "FROM debian:bookworm\nWORKDIR /app\nCOPY --chown=1000:1000 data/ /srv/data/\n"
+            "COPY <<EOF /etc/motd\nhello\nEOF\nRUN echo done\n"
+        ),
+    )
     (task / "environment/data").mkdir()
     (task / "environment/data/a.csv").write_text("1,2\n")
     fix = separate_fix(task, [finding("exploit-reward-tamper")], workdir=tmp_path)

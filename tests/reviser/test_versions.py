@@ -49,12 +49,15 @@ def test_same_patch_on_same_parent_is_the_same_version_and_builds_nothing(versio
 
 
 @pytest.mark.fast
-@pytest.mark.parametrize("diff, problem", [
-    ("--- a/Makefile\n+++ b/Makefile\n@@ -0,0 +1 @@\n+x\n", "outside the task's files"),
-    ("--- a/tests/../../evil.sh\n+++ b/tests/../../evil.sh\n@@ -0,0 +1 @@\n+x\n", "outside the task's files"),
-    ("--- a/tests/test.sh\n+++ b/tests/test.sh\n@@ -1 +1 @@\n-no such line\n+x\n", "does not apply"),
-    ("just some prose", "not a unified diff"),
-])
+@pytest.mark.parametrize(
+    "diff, problem",
+    [
+        ("--- a/Makefile\n+++ b/Makefile\n@@ -0,0 +1 @@\n+x\n", "outside the task's files"),
+        ("--- a/tests/../../evil.sh\n+++ b/tests/../../evil.sh\n@@ -0,0 +1 @@\n+x\n", "outside the task's files"),
+        ("--- a/tests/test.sh\n+++ b/tests/test.sh\n@@ -1 +1 @@\n-no such line\n+x\n", "does not apply"),
+        ("just some prose", "not a unified diff"),
+    ],
+)
 def test_bad_patches_are_refused_with_a_clear_message(versions, tmp_path, diff, problem):
     v0 = versions.snapshot(write_task(tmp_path / "task"))
     before = sorted(p.name for p in versions.root.iterdir())
@@ -70,16 +73,25 @@ def test_qa_diff_and_export_round_trip(versions, qa_config, qa_env, tmp_path):
     shutil.copytree(versions.path(v0.version), edited)
     text = (edited / "instruction.md").read_text()
     (edited / "instruction.md").write_text(text.replace("that takes one argument", "taking one argument"))
-    v1 = versions.apply_patch(v0.version, make_diff(versions.path(v0.version), edited), author="human:ann",
-                              reason="wording", run_id="r2")
+    v1 = versions.apply_patch(
+        v0.version, make_diff(versions.path(v0.version), edited), author="human:ann", reason="wording", run_id="r2"
+    )
     qa = [str(EXAMPLES.parent / ".venv" / "bin" / "qa")]
     out = subprocess.run(qa + ["diff", "r2", "--json"], env=qa_env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     body = json.loads(out.stdout)
-    assert body["a"] == v0.version and body["b"] == v1.version and "+Write an executable `/app/fib` taking one" in body["diff"]
+    assert (
+        body["a"] == v0.version
+        and body["b"] == v1.version
+        and "+Write an executable `/app/fib` taking one" in body["diff"]
+    )
     dest = tmp_path / "exported"
-    out = subprocess.run(qa + ["export", "r2", str(dest), "--version", v1.version[:10], "--json"], env=qa_env,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        qa + ["export", "r2", str(dest), "--version", v1.version[:10], "--json"],
+        env=qa_env,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["loaded_version"] == v1.version == load_environment(dest).version
     out = subprocess.run(qa + ["export", "r2", str(dest)], env=qa_env, capture_output=True, text=True)
@@ -91,8 +103,13 @@ def test_qa_diff_and_export_round_trip(versions, qa_config, qa_env, tmp_path):
 def test_a_reviser_model_without_its_key_fails_fast(qa_env, tmp_path):
     env = {k: v for k, v in qa_env.items() if k != "ANTHROPIC_API_KEY"}
     qa = [str(EXAMPLES.parent / ".venv" / "bin" / "qa")]
-    out = subprocess.run(qa + ["run", str(EXAMPLES / "always-pass"), "--reviser-model", "anthropic/claude-x", "--json"],
-                         env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        qa + ["run", str(EXAMPLES / "always-pass"), "--reviser-model", "anthropic/claude-x", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 2 and "ANTHROPIC_API_KEY" in out.stderr, out.stderr[-500:]
 
 

@@ -10,8 +10,8 @@ tests/sandbox/test_conformance.py runs them all against the fake and against Doc
 from __future__ import annotations
 
 import stat
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 

@@ -43,6 +43,7 @@ def make(shared_sandbox):
         sb = backend.start(SandboxSpec(image=image, **{"network": "none", **spec}))
         started.append(sb)
         return sb
+
     make.backend_name = name
     yield make
     for sb in started:

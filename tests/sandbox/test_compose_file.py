@@ -6,7 +6,6 @@ import pytest
 
 from envqa.core.environment import load_environment
 from envqa.sandbox.compose import ComposeError, load_compose, seconds
-
 from qa_testkit import EXAMPLES
 
 pytestmark = pytest.mark.fast
@@ -33,7 +32,9 @@ def test_the_example_is_a_task_qa_runs_with_its_sidecar():
 
 
 def test_dependency_order_environment_and_main_overrides(tmp_path):
-    spec = compose(tmp_path, """
+    spec = compose(
+        tmp_path,
+        """
 services:
   main:
     environment: [GREETING=hi]
@@ -47,7 +48,9 @@ services:
   db:
     build: ./db
     healthcheck: {test: "pg_isready", interval: 1m30s, timeout: 500ms}
-""", {"db/Dockerfile": "FROM debian:bookworm\n"})
+""",
+        {"db/Dockerfile": "FROM debian:bookworm\n"},
+    )
     assert spec.names == ["db", "web"]  # db first: web depends on it
     web = spec.sidecars[1]
     assert web.depends_on == {"db": "service_healthy"}
@@ -61,16 +64,19 @@ services:
     assert not any("ports" in w for w in spec.warnings)  # ignored on purpose: nothing is published
 
 
-@pytest.mark.parametrize("text,files,word", [
-    ("services:\n  db:\n    build: ../../elsewhere\n", {}, "outside the task"),
-    ("services:\n  db:\n    build: ./db\n", {}, "not a directory"),
-    ("services:\n  db:\n    restart: always\n", {}, "needs `build:`"),
-    ("services:\n  a:\n    image: x\n    depends_on: [b]\n  b:\n    image: x\n    depends_on: [a]\n", {}, "cycle"),
-    ("services:\n  a:\n    image: x\n    depends_on: [ghost]\n", {}, "unknown service 'ghost'"),
-    ("services:\n  a:\n    image: x\n    healthcheck: {test: [CMD, x], interval: soon}\n", {}, "not a duration"),
-    ("services: [a, b]\n", {}, "services:"),
-    ("services:\n  -bad:\n    image: x\n", {}, "invalid service name"),
-])
+@pytest.mark.parametrize(
+    "text,files,word",
+    [
+        ("services:\n  db:\n    build: ../../elsewhere\n", {}, "outside the task"),
+        ("services:\n  db:\n    build: ./db\n", {}, "not a directory"),
+        ("services:\n  db:\n    restart: always\n", {}, "needs `build:`"),
+        ("services:\n  a:\n    image: x\n    depends_on: [b]\n  b:\n    image: x\n    depends_on: [a]\n", {}, "cycle"),
+        ("services:\n  a:\n    image: x\n    depends_on: [ghost]\n", {}, "unknown service 'ghost'"),
+        ("services:\n  a:\n    image: x\n    healthcheck: {test: [CMD, x], interval: soon}\n", {}, "not a duration"),
+        ("services: [a, b]\n", {}, "services:"),
+        ("services:\n  -bad:\n    image: x\n", {}, "invalid service name"),
+    ],
+)
 def test_what_cannot_run_is_an_error_naming_the_service(tmp_path, text, files, word):
     with pytest.raises(ComposeError) as e:
         compose(tmp_path, text, files)

@@ -10,10 +10,12 @@ from envqa.sandbox.docker_sandbox import session_labels
 
 
 def test_cut_and_restore_an_internal_network(docker_backend, docker_client, base_image):
-    net = docker_client.networks.create(f"envqa-test-{uuid.uuid4().hex[:10]}", driver="bridge", internal=True,
-                                        labels={"envqa": "1", **session_labels()})
+    net = docker_client.networks.create(
+        f"envqa-test-{uuid.uuid4().hex[:10]}", driver="bridge", internal=True, labels={"envqa": "1", **session_labels()}
+    )
     try:
         with docker_backend.start(SandboxSpec(image=base_image, network=net.name)) as sb:
+
             def interfaces() -> list[str]:
                 return sorted(sb.exec(["ls", "/sys/class/net"], timeout=30).stdout.split())
 

@@ -64,10 +64,15 @@ def test_scripted_handlers_run_before_the_builtins():
 
 
 def test_a_fake_build_follows_from_workdir_env_and_copy(tmp_path):
-    root = write_env(tmp_path / "env", {
-        "environment/Dockerfile": "FROM debian:bookworm\nWORKDIR /app\nENV GREETING=hi\nCOPY data.txt ./data.txt\n"
-                                  "COPY tools/ /opt/tools/\nRUN apt-get install -y gcc\n",
-        "environment/data.txt": "payload\n", "environment/tools/run.sh": "#!/bin/sh\n"})
+    root = write_env(
+        tmp_path / "env",
+        {
+            "environment/Dockerfile": "FROM debian:bookworm\nWORKDIR /app\nENV GREETING=hi\nCOPY data.txt ./data.txt\n"
+            "COPY tools/ /opt/tools/\nRUN apt-get install -y gcc\n",
+            "environment/data.txt": "payload\n",
+            "environment/tools/run.sh": "#!/bin/sh\n",
+        },
+    )
     env = load_environment(root)
     backend, logs = FakeBackend(), []
     tag, built = backend.ensure_image(env, on_log=logs.append)
@@ -162,8 +167,13 @@ def test_a_probe_trial_on_the_fake_runs_untraced(tmp_path, qa_config):
     backend, seen = FakeBackend(), {}
     _scripted_verifier(backend, seen)
     env = load_environment(write_env(tmp_path / "env"))
-    ctx = ProbeContext(env=env, config=qa_config, backend=backend, run_id="fake-probe",
-                       layout=RunLayout(qa_config.runs_dir, "fake-probe"))
+    ctx = ProbeContext(
+        env=env,
+        config=qa_config,
+        backend=backend,
+        run_id="fake-probe",
+        layout=RunLayout(qa_config.runs_dir, "fake-probe"),
+    )
     trial = ctx.trial("oracle", purpose="hunt-oracle-runs", trace=True)
     assert trial.passed and not trial.traced and trial.events == []
     assert "egress_denied" not in trial.notes

@@ -10,12 +10,14 @@ from envqa.agents.trial import run_trial
 from envqa.core.environment import load_environment
 from envqa.core.layout import RunLayout
 from envqa.core.models import Outcome, TrialSpec
-
 from qa_testkit import EXAMPLES
 
 EXAMPLE = EXAMPLES / "clean-compose-sidecar"
-REACH = ["python3", "-c", "import urllib.request as u; print(u.urlopen('http://inventory:8080/items', timeout=5).read()"
-         ".decode())"]
+REACH = [
+    "python3",
+    "-c",
+    "import urllib.request as u; print(u.urlopen('http://inventory:8080/items', timeout=5).read().decode())",
+]
 ROUTE_OUT = ["python3", "-c", "import socket; socket.create_connection(('1.1.1.1', 53), timeout=3)"]
 
 
@@ -77,15 +79,17 @@ def test_a_sidecar_that_dies_is_infra_and_main_never_starts(tmp_path, qa_config,
     shutil.copytree(EXAMPLE, root)
     (root / "environment" / "docker-compose.yaml").write_text(
         "services:\n  inventory:\n    build: ./inventory\n    command: [sh, -c, 'echo cannot serve; sleep 1; exit 3']\n"
-        "    healthcheck: {test: [CMD, 'false'], interval: 5s}\n")  # dies before its first check
+        "    healthcheck: {test: [CMD, 'false'], interval: 5s}\n"
+    )  # dies before its first check
     result, trial_id = _trial(root, "oracle", qa_config, docker_backend)
     assert result.outcome == Outcome.INFRA and result.error_class == "sidecar_failed", result.error_message
     assert "exited 3" in result.error_message and "cannot serve" in result.error_message
     assert _left(docker_client, trial_id) == ([], [])
 
 
-def test_allowlist_mode_reaches_the_sidecar_directly_and_the_rest_through_the_proxy(qa_config, docker_backend,
-                                                                                  docker_client):
+def test_allowlist_mode_reaches_the_sidecar_directly_and_the_rest_through_the_proxy(
+    qa_config, docker_backend, docker_client
+):
     from envqa.core.sandbox import SandboxSpec
     from envqa.sandbox.network import AllowlistBackend, FakeInternet
 
@@ -93,10 +97,13 @@ def test_allowlist_mode_reaches_the_sidecar_directly_and_the_rest_through_the_pr
     image = qa_config.sandbox.base_image
     main_image, _built = docker_backend.ensure_image(env)
     labels = {"envqa.run": f"sc-allow-{uuid.uuid4().hex[:8]}"}
-    fetch = ("import urllib.request as u\nfor url in ('http://inventory:8080/items/A-100', 'http://good.example.test/"
-             "frobnicate/LATEST'):\n    print(u.urlopen(url, timeout=10).read().decode().strip())")
-    with FakeInternet(docker_client, image, EXAMPLES / "network-fetch" / "qa-fake-internet", ["good.example.test"],
-                      labels=labels) as net:
+    fetch = (
+        "import urllib.request as u\nfor url in ('http://inventory:8080/items/A-100', 'http://good.example.test/"
+        "frobnicate/LATEST'):\n    print(u.urlopen(url, timeout=10).read().decode().strip())"
+    )
+    with FakeInternet(
+        docker_client, image, EXAMPLES / "network-fetch" / "qa-fake-internet", ["good.example.test"], labels=labels
+    ) as net:
         backend = AllowlistBackend(docker_backend, image, ["good.example.test"], upstream=net.name, labels=labels)
         with backend.with_sidecars(env).start(SandboxSpec(image=main_image, network="bridge", labels=labels)) as sb:
             res = sb.exec(["python3", "-c", fetch], timeout=60)
@@ -116,11 +123,15 @@ def test_collect_hooks_run_in_their_service(qa_config, docker_backend):
     seen: dict = {}
 
     def keep(sandbox, result):
-        seen["hooks"] = run_collect_hooks(sandbox, [
-            Hook(command="ls /srv > /tmp/snapshot.txt", service="inventory"),
-            Hook(command="hostname > /tmp/main.txt"),
-            Hook(command="exit 4", service="inventory"),
-            Hook(command="true", service="ghost")])
+        seen["hooks"] = run_collect_hooks(
+            sandbox,
+            [
+                Hook(command="ls /srv > /tmp/snapshot.txt", service="inventory"),
+                Hook(command="hostname > /tmp/main.txt"),
+                Hook(command="exit 4", service="inventory"),
+                Hook(command="true", service="ghost"),
+            ],
+        )
         seen["snapshot"] = sandbox.service("inventory").read_file("/tmp/snapshot.txt").decode()
         seen["not_in_main"] = sandbox.exec(["test", "-e", "/tmp/snapshot.txt"], timeout=30).exit_code
         seen["main"] = sandbox.exec(["test", "-s", "/tmp/main.txt"], timeout=30).exit_code

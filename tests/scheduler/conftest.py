@@ -14,12 +14,10 @@ from redis import Redis
 
 from envqa.core.config import SchedulerSettings
 from envqa.core.models import TrialSpec
-from envqa.scheduler.embedded import RedisServer, WorkerPool
+from envqa.scheduler.embedded import WorkerPool
 from envqa.scheduler.jobs import submit
 from envqa.scheduler.simulate import SimJob, sim_envelope
 from envqa.store.db import Store
-
-
 from qa_testkit import QA, REPO, copy_example, run_qa, wait_for  # noqa: F401  (re-exported)
 
 
@@ -49,9 +47,9 @@ def _parent(pid: int) -> int | None:
 
 
 class Cluster:
-    def __init__(self, tmp: Path, settings: SchedulerSettings):
+    def __init__(self, tmp: Path, settings: SchedulerSettings, start_redis):
         self.tmp, self.settings = tmp, settings
-        self.server = RedisServer(tmp / "redis").start()
+        self.server = start_redis(tmp / "redis")
         self.conn = Redis.from_url(self.server.url)
         self.db = tmp / "store.db"
         self.store = Store(self.db)
@@ -60,8 +58,9 @@ class Cluster:
         self.specs: list[TrialSpec] = []
 
     def workers(self, n: int, queues: str = "*") -> WorkerPool:
-        pool = WorkerPool(self.server.url, n, queues, settings_json=self.settings.model_dump_json(),
-                          log_dir=self.tmp / "worker-logs").start()
+        pool = WorkerPool(
+            self.server.url, n, queues, settings_json=self.settings.model_dump_json(), log_dir=self.tmp / "worker-logs"
+        ).start()
         self.pools.append(pool)
         return pool
 
@@ -116,11 +115,11 @@ def recorded(events: list[dict]) -> dict[str, int]:
 
 
 @pytest.fixture
-def make_cluster(tmp_path):
+def make_cluster(tmp_path, redis_server):
     made: list[Cluster] = []
 
     def make(**settings) -> Cluster:
-        c = Cluster(tmp_path, SchedulerSettings.model_validate(settings))
+        c = Cluster(tmp_path, SchedulerSettings.model_validate(settings), redis_server)
         made.append(c)
         return c
 

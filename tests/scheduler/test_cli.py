@@ -27,17 +27,24 @@ def test_worker_rejects_a_malformed_queue_name(qa_env, tmp_path):
 
 @pytest.mark.fast
 def test_worker_rejects_a_bad_limit_flag(qa_env, tmp_path):
-    out = run_qa(["worker", "--limit", "openai/gpt-5=zero", "--url", "redis://127.0.0.1:1/0"], qa_env,
-                 timeout=60, cwd=tmp_path)
+    out = run_qa(
+        ["worker", "--limit", "openai/gpt-5=zero", "--url", "redis://127.0.0.1:1/0"], qa_env, timeout=60, cwd=tmp_path
+    )
     assert out.returncode == 2 and "--limit" in out.stderr
 
 
 def test_ctrl_c_of_an_embedded_run_stops_workers_and_redis(tmp_path, qa_env, base_image, docker_client):
     env_dir = copy_example("clean-wordfreq", tmp_path)
     qa_env["QA_SCHEDULER_MODE"] = "embedded"
-    proc = subprocess.Popen([QA, "run", str(env_dir), "--json", "--oracle-runs", "3", "--run-id", "ctrlc"],
-                            env=qa_env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=interruptible)
+    proc = subprocess.Popen(
+        [QA, "run", str(env_dir), "--json", "--oracle-runs", "3", "--run-id", "ctrlc"],
+        env=qa_env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=interruptible,
+    )
     home = tmp_path / "qa-home"
 
     def running() -> bool:
@@ -66,8 +73,13 @@ def test_a_killed_embedded_run_takes_its_workers_and_redis_with_it(tmp_path, qa_
     """kill -9 of `qa run` runs no cleanup code; the kernel still ends its children (PR_SET_PDEATHSIG)."""
     env_dir = copy_example("clean-wordfreq", tmp_path)
     qa_env["QA_SCHEDULER_MODE"] = "embedded"
-    proc = subprocess.Popen([QA, "run", str(env_dir), "--json", "--run-id", "killed"], env=qa_env, cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [QA, "run", str(env_dir), "--json", "--run-id", "killed"],
+        env=qa_env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for(lambda: len(workers_with_home(qa_env["QA_HOME"])) == 2, 60, "embedded workers up", every=0.1)
         servers = [p for p in _redis_servers() if _parent(p) == proc.pid]
@@ -78,8 +90,11 @@ def test_a_killed_embedded_run_takes_its_workers_and_redis_with_it(tmp_path, qa_
     wait_for(lambda: workers_with_home(qa_env["QA_HOME"]) == [], 30, "workers to exit after their parent died")
     wait_for(lambda: servers[0] not in _redis_servers(), 30, "the private redis-server to exit")
     # each worker removed its trial's sandbox on the way out
-    wait_for(lambda: docker_client.containers.list(all=True, filters={"label": "envqa.run=killed"}) == [], 30,
-             "the run's containers to be removed")
+    wait_for(
+        lambda: docker_client.containers.list(all=True, filters={"label": "envqa.run=killed"}) == [],
+        30,
+        "the run's containers to be removed",
+    )
 
 
 def _redis_servers() -> list[int]:

@@ -81,8 +81,11 @@ def test_a_job_popped_by_a_worker_killed_before_rq_started_it_is_enqueued_again(
     queue = Queue("m/a", connection=c.conn)
     assert c.conn.lpop(queue.key).decode() == spec.trial_id
     assert Job.fetch(spec.trial_id, connection=c.conn).get_status() == "queued"
-    wait_for(lambda: reconcile(c.store, c.conn, c.settings) == [spec.trial_id], 10,
-             "reconcile to see the job lost twice and enqueue it again")
+    wait_for(
+        lambda: reconcile(c.store, c.conn, c.settings) == [spec.trial_id],
+        10,
+        "reconcile to see the job lost twice and enqueue it again",
+    )
     c.workers(1)
     c.wait_done(30, specs=[spec])
     assert reconcile(c.store, c.conn, c.settings) == []

@@ -47,23 +47,33 @@ def slots_taken(conn, queue: str) -> int:
     return RateLimitRegistry(rate_limit_key(queue), connection=conn).get_allowed_job_count()
 
 
-@pytest.mark.parametrize("action, stage, record_class", [
-    ("bad-repeat", "success", None),  # the job ran; rq's success bookkeeping raises (rq 3's kind of break)
-    ("bad-failure", "failure", "provider_error"),  # a permanent error; then rq's failure bookkeeping raises too
-])
-def test_a_job_whose_success_or_failure_handling_raises_fails_cleanly_within_its_attempts(make_cluster, action,
-                                                                                          stage, record_class):
+@pytest.mark.parametrize(
+    "action, stage, record_class",
+    [
+        ("bad-repeat", "success", None),  # the job ran; rq's success bookkeeping raises (rq 3's kind of break)
+        ("bad-failure", "failure", "provider_error"),  # a permanent error; then rq's failure bookkeeping raises too
+    ],
+)
+def test_a_job_whose_success_or_failure_handling_raises_fails_cleanly_within_its_attempts(
+    make_cluster, action, stage, record_class
+):
     c = make_cluster(defaults={"max_attempts": 3, "backoff_base_sec": 0.1})
     broken = c.submit("m/a", 0, script=[action])
     fine = c.submit("m/a", 1)
     pool = c.workers(1)
     c.wait_done(30)
     # read raw: the job left rq an attribute rq itself cannot load back (that is how its bookkeeping broke)
-    wait_for(lambda: c.conn.hget(JOB_PREFIX + broken.trial_id, "status") == b"failed", 15,
-             f"the job whose {stage} bookkeeping raised to end failed in rq")
+    wait_for(
+        lambda: c.conn.hget(JOB_PREFIX + broken.trial_id, "status") == b"failed",
+        15,
+        f"the job whose {stage} bookkeeping raised to end failed in rq",
+    )
     # the store records before rq's bookkeeping ends: await rq's status, with a deadline
-    wait_for(lambda: Job.fetch(fine.trial_id, connection=c.conn).get_status() == "finished", 15,
-             "the healthy job to end finished in rq")
+    wait_for(
+        lambda: Job.fetch(fine.trial_id, connection=c.conn).get_status() == "finished",
+        15,
+        "the healthy job to end finished in rq",
+    )
     ev = c.events()
     assert len(starts(ev, broken.trial_id)) == 1  # failed at once, never re-pushed
     assert recorded(ev) == {broken.trial_id: 1, fine.trial_id: 1}
@@ -82,8 +92,13 @@ def test_a_job_whose_success_or_failure_handling_raises_fails_cleanly_within_its
 
 def test_thread_count_stays_flat_across_50_forced_restarts_then_the_worker_exits_non_zero(make_cluster):
     # lease 1 s and no retry backoff: each crashed run comes back through rq's abandoned-job cleanup at once
-    c = make_cluster(max_restarts=50, restart_window_sec=600, restart_backoff_sec=0.0, lease_ttl_sec=1,
-                     defaults={"max_attempts": 100, "backoff_base_sec": 0.0})
+    c = make_cluster(
+        max_restarts=50,
+        restart_window_sec=600,
+        restart_backoff_sec=0.0,
+        lease_ttl_sec=1,
+        defaults={"max_attempts": 100, "backoff_base_sec": 0.0},
+    )
     crasher = c.submit("m/a", 0, script=["crash"] * 100)  # takes the worker's loop down on every run
     pool = c.workers(1)
     proc = pool.procs[0]
@@ -105,8 +120,9 @@ def test_thread_count_stays_flat_across_50_forced_restarts_then_the_worker_exits
     restarts = [e for e in logged if e.get("event") == "worker.restarting"]
     assert len(restarts) == 50
     assert {e["threads"] for e in restarts} == {restarts[0]["threads"]}, [e["threads"] for e in restarts]
-    assert max(samples) <= restarts[0]["threads"] + 2, f"threads grew: {max(samples)} (first restart: " \
-        f"{restarts[0]['threads']})"
+    assert max(samples) <= restarts[0]["threads"] + 2, (
+        f"threads grew: {max(samples)} (first restart: {restarts[0]['threads']})"
+    )
     assert max(clients) <= 8, f"Redis connections grew to {max(clients)}"
     assert any(e.get("event") == "worker.crash_loop" for e in logged)
     assert len(starts(c.events(), crasher.trial_id)) == 51  # every crash counted as an attempt
@@ -119,7 +135,9 @@ def test_a_job_whose_worker_is_killed_10_times_ends_failed_after_max_attempts(ma
     pool = c.workers(0)
     for kill in range(1, 11):
         proc = pool.spawn()
-        wait_for(lambda: len(starts(c.events(), victim.trial_id)) == kill, 60, f"run {kill} of the job to start")
+        wait_for(
+            lambda kill=kill: len(starts(c.events(), victim.trial_id)) == kill, 60, f"run {kill} of the job to start"
+        )
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
     pool.spawn()

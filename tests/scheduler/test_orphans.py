@@ -21,7 +21,7 @@ import pytest
 from redis import Redis
 from rq import Worker
 
-from envqa.scheduler.embedded import PARENT_ENV, RedisServer
+from envqa.scheduler.embedded import PARENT_ENV
 from envqa.scheduler.worker import PARENT_GRACE_SEC
 
 from .conftest import wait_for
@@ -62,19 +62,26 @@ def pool_processes(parent: int) -> list[int]:
 
 
 @pytest.mark.parametrize("redis,state", [("own", "idle"), ("shared", "idle"), ("own", "busy"), ("shared", "busy")])
-def test_killing_a_pools_parent_ends_its_workers_and_their_children(tmp_path, redis, state):
-    shared = RedisServer(tmp_path / "redis").start() if redis == "shared" else None
+def test_killing_a_pools_parent_ends_its_workers_and_their_children(tmp_path, redis, state, redis_server):
+    shared = redis_server(tmp_path / "redis") if redis == "shared" else None
     url = shared.url if shared else f"own:{tmp_path / 'own-redis'}"
-    parent = subprocess.Popen([sys.executable, "-c", PARENT, url, str(tmp_path / "logs"), state],
-                              stdout=subprocess.PIPE, text=True, start_new_session=True)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, url, str(tmp_path / "logs"), state],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     left: list[int] = []
     try:
         info = json.loads(parent.stdout.readline())
         conn = Redis.from_url(info["url"])
         wait_for(lambda: len(Worker.all(connection=conn)) == 2, 60, "both pool workers to be up")
         if state == "busy":
-            wait_for(lambda: [w.get_state() for w in Worker.all(connection=conn)] == ["busy", "busy"], 60,
-                     "both workers to be inside their job")
+            wait_for(
+                lambda: [w.get_state() for w in Worker.all(connection=conn)] == ["busy", "busy"],
+                60,
+                "both workers to be inside their job",
+            )
         # rq forks its scheduler from a worker: wait until at least one exists (a child of a worker)
         wait_for(lambda: len(pool_processes(parent.pid)) > 2, 60, "rq's scheduler process to be forked")
         before = pool_processes(parent.pid)
@@ -116,8 +123,11 @@ def test_a_worker_killed_9_takes_rqs_scheduler_process_with_it(make_cluster):
     worker.send_signal(signal.SIGKILL)
     worker.wait(timeout=10)
     try:
-        wait_for(lambda: not [p for p in forked if Path(f"/proc/{p}").exists() and _is_pool(p, c.server.url)],
-                 PARENT_GRACE_SEC + 20, "the killed worker's scheduler process to end")
+        wait_for(
+            lambda: not [p for p in forked if Path(f"/proc/{p}").exists() and _is_pool(p, c.server.url)],
+            PARENT_GRACE_SEC + 20,
+            "the killed worker's scheduler process to end",
+        )
     finally:
         for pid in forked:  # this test's worker's children only, by pid
             if _is_pool(pid, c.server.url):

@@ -14,8 +14,7 @@ import json
 from redis import Redis
 from rq.job import Job
 
-from envqa.scheduler.embedded import RedisServer, WorkerPool
-
+from envqa.scheduler.embedded import WorkerPool
 from qa_testkit import store_rows
 
 from .conftest import copy_example, run_qa, wait_for
@@ -41,18 +40,29 @@ def _run(tmp_path, qa_env, name: str, extra: dict, monkeypatch) -> tuple[dict, l
     with monkeypatch.context() as m:
         if "QA_STORE_URL" in extra:
             m.setenv("QA_STORE_URL", extra["QA_STORE_URL"])
-        calls = store_rows(env["QA_HOME"], "SELECT call_id, status, result_json FROM calls WHERE call_id LIKE 'probe-%'")
+        calls = store_rows(
+            env["QA_HOME"], "SELECT call_id, status, result_json FROM calls WHERE call_id LIKE 'probe-%'"
+        )
         return json.loads(out.stdout.splitlines()[-1]), calls, _trials(env["QA_HOME"])
 
 
 def _summary(report: dict, home_trials: dict[str, dict], calls: list[dict]) -> dict:
     """What the probes decided, independent of where they ran: findings, gate checks, exploit trials."""
     gate = report["awaiting_approval"]["proposal"]["gate"]
-    per_version = sorted((home_trials[t]["env_version"] == report["versions"][0]["version"], home_trials[t]["agent"],
-                          home_trials[t]["outcome"])
-                         for c in calls for t in json.loads(c["result_json"])["trial_ids"])
-    return {"findings": sorted({f["rule"] for f in report["findings"]}),
-            "gate": [(c["name"], c["passed"]) for c in gate["checks"]], "probe_trials": per_version}
+    per_version = sorted(
+        (
+            home_trials[t]["env_version"] == report["versions"][0]["version"],
+            home_trials[t]["agent"],
+            home_trials[t]["outcome"],
+        )
+        for c in calls
+        for t in json.loads(c["result_json"])["trial_ids"]
+    )
+    return {
+        "findings": sorted({f["rule"] for f in report["findings"]}),
+        "gate": [(c["name"], c["passed"]) for c in gate["checks"]],
+        "probe_trials": per_version,
+    }
 
 
 def _trials(home) -> dict[str, dict]:
@@ -61,9 +71,10 @@ def _trials(home) -> dict[str, dict]:
     return {r["trial_id"]: {**r, "outcome": json.loads(r["result_json"] or "{}").get("outcome")} for r in rows}
 
 
-def test_hunt_and_gate_probes_run_on_a_worker_with_the_same_findings_as_local(tmp_path, qa_env, base_image,
-                                                                             separate_store, monkeypatch):
-    server = RedisServer(tmp_path / "redis-server").start()
+def test_hunt_and_gate_probes_run_on_a_worker_with_the_same_findings_as_local(
+    tmp_path, qa_env, base_image, separate_store, monkeypatch, redis_server
+):
+    server = redis_server(tmp_path / "redis-server")
     pool = WorkerPool(server.url, 1, "sandbox", log_dir=tmp_path / "worker-logs").start()  # as the Procfile runs it
     try:
         report, calls, trials = _run(tmp_path, qa_env, "redis", {"REDIS_URL": server.url}, monkeypatch)
@@ -91,8 +102,9 @@ def test_hunt_and_gate_probes_run_on_a_worker_with_the_same_findings_as_local(tm
     assert len(attempts) == 2
 
     # its own store: on Postgres the two runs would otherwise share this test's database (and its rows)
-    local, local_calls, local_trials = _run(tmp_path, qa_env, "local", {"QA_SCHEDULER_MODE": "local", **separate_store},
-                                            monkeypatch)
+    local, local_calls, local_trials = _run(
+        tmp_path, qa_env, "local", {"QA_SCHEDULER_MODE": "local", **separate_store}, monkeypatch
+    )
     expected = _summary(local, local_trials, local_calls)
     assert "exploit-reward-tamper" in expected["findings"]
     assert ("rules", True) in expected["gate"]

@@ -4,24 +4,25 @@ from __future__ import annotations
 
 import json
 
+from redis import Redis
+from rq.job import Job
+
 from envqa.core.environment import load_environment
 from envqa.core.models import TrialSpec
-from envqa.scheduler.embedded import RedisServer, WorkerPool
+from envqa.scheduler.embedded import WorkerPool
 from envqa.scheduler.rq_executor import RQExecutor
 from envqa.store.db import Store
-from rq.job import Job
-from redis import Redis
-
 from qa_testkit import store_rows
 
 from .conftest import copy_example, run_qa, wait_for, workers_with_home
 
 
-def test_oracle_trial_runs_on_an_rq_worker_end_to_end(tmp_path, qa_config, base_image):
+def test_oracle_trial_runs_on_an_rq_worker_end_to_end(tmp_path, qa_config, base_image, redis_server):
     env = load_environment(copy_example("clean-wordfreq", tmp_path))
-    server = RedisServer(tmp_path / "redis").start()
-    pool = WorkerPool(server.url, 1, "sandbox", settings_json=qa_config.scheduler.model_dump_json(),
-                      log_dir=tmp_path / "worker-logs").start()
+    server = redis_server(tmp_path / "redis")
+    pool = WorkerPool(
+        server.url, 1, "sandbox", settings_json=qa_config.scheduler.model_dump_json(), log_dir=tmp_path / "worker-logs"
+    ).start()
     try:
         store = Store(qa_config.db_path)
         events = []
@@ -62,11 +63,12 @@ def test_qa_run_in_embedded_mode_uses_workers_and_leaves_nothing_running(tmp_pat
     assert workers_with_home(qa_env["QA_HOME"]) == []
 
 
-
-def test_qa_run_with_redis_url_only_enqueues_and_an_outside_worker_does_the_work(tmp_path, qa_env, base_image):
+def test_qa_run_with_redis_url_only_enqueues_and_an_outside_worker_does_the_work(
+    tmp_path, qa_env, base_image, redis_server
+):
     env_dir = copy_example("clean-wordfreq", tmp_path)
     (tmp_path / "qa.toml").write_text("[probes]\nenabled = []\n[scheduler.sandbox]\nconcurrency = 3\n")
-    server = RedisServer(tmp_path / "redis").start()
+    server = redis_server(tmp_path / "redis")
     pool = WorkerPool(server.url, 1, "sandbox", log_dir=tmp_path / "worker-logs").start()  # as the Procfile runs it
     try:
         qa_env["REDIS_URL"] = server.url

@@ -17,7 +17,6 @@ from rq.rate_limit import RateLimitRegistry
 from envqa.core.config import SchedulerSettings
 from envqa.scheduler import rq_adapter
 from envqa.scheduler.dispatch import rate_limit_key
-from envqa.scheduler.embedded import RedisServer
 from envqa.scheduler.jobs import JobEnvelope, enqueue
 
 
@@ -36,8 +35,8 @@ def test_the_check_catches_a_signature_change_like_rq_3s(monkeypatch):
 
 
 @pytest.fixture
-def redis_conn(tmp_path):
-    server = RedisServer(tmp_path / "redis").start()
+def redis_conn(tmp_path, redis_server):
+    server = redis_server(tmp_path / "redis")
     yield Redis.from_url(server.url)
     server.cleanup()
 
@@ -45,13 +44,17 @@ def redis_conn(tmp_path):
 def test_a_job_runs_on_a_stock_simple_worker_within_its_rate_limit(redis_conn):
     settings = SchedulerSettings.model_validate({"models": {"m/a": {"concurrency": 1}}})
     for i in range(2):
-        enqueue(redis_conn, JobEnvelope(job_id=f"j{i}", queue="m/a", func="envqa.scheduler.simulate.noop",
-                                        payload={}), settings)
+        enqueue(
+            redis_conn,
+            JobEnvelope(job_id=f"j{i}", queue="m/a", func="envqa.scheduler.simulate.noop", payload={}),
+            settings,
+        )
     limiter = RateLimitRegistry(rate_limit_key("m/a"), connection=redis_conn)
     # limit 1: one job on rq's queue, the other held back by the RateLimit
     assert (Queue("m/a", connection=redis_conn).count, limiter.get_rate_limited_job_count()) == (1, 1)
-    assert not enqueue(redis_conn, JobEnvelope(job_id="j0", queue="m/a", func="envqa.scheduler.simulate.noop",
-                                               payload={}), settings)  # held: never a second copy
+    assert not enqueue(
+        redis_conn, JobEnvelope(job_id="j0", queue="m/a", func="envqa.scheduler.simulate.noop", payload={}), settings
+    )  # held: never a second copy
     SimpleWorker([Queue("m/a", connection=redis_conn)], connection=redis_conn).work(burst=True)
     assert [Job.fetch(f"j{i}", connection=redis_conn).get_status() for i in range(2)] == ["finished"] * 2
     assert (limiter.get_allowed_job_count(), limiter.get_rate_limited_job_count()) == (0, 0)

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from envqa.scheduler.embedded import RedisServer
-
 from .conftest import copy_example, run_qa, workers_with_home
 
 FAULTS = Path(__file__).with_name("faults")
@@ -18,8 +16,11 @@ FAULTS = Path(__file__).with_name("faults")
 def test_an_embedded_run_whose_workers_crash_loop_exits_3_within_30s_with_the_log_tail(tmp_path, qa_env, base_image):
     env_dir = copy_example("clean-wordfreq", tmp_path)
     (tmp_path / "qa.toml").write_text("[probes]\nenabled = []\n")
-    qa_env.update(QA_SCHEDULER_MODE="embedded", QA_TEST_RQ_FAULT="register_birth",
-                  PYTHONPATH=f"{FAULTS}:{qa_env.get('PYTHONPATH', '')}".rstrip(":"))
+    qa_env.update(
+        QA_SCHEDULER_MODE="embedded",
+        QA_TEST_RQ_FAULT="register_birth",
+        PYTHONPATH=f"{FAULTS}:{qa_env.get('PYTHONPATH', '')}".rstrip(":"),
+    )
     started = time.monotonic()
     out = run_qa(["run", str(env_dir), "--json", "--oracle-runs", "1"], qa_env, timeout=120, cwd=tmp_path)
     seconds = time.monotonic() - started
@@ -33,15 +34,21 @@ def test_an_embedded_run_whose_workers_crash_loop_exits_3_within_30s_with_the_lo
     assert workers_with_home(qa_env["QA_HOME"]) == []
 
 
-def test_qa_run_with_no_worker_on_redis_exits_3_after_the_stall_timeout_naming_the_queue(tmp_path, qa_env, base_image):
+def test_qa_run_with_no_worker_on_redis_exits_3_after_the_stall_timeout_naming_the_queue(
+    tmp_path, qa_env, base_image, redis_server
+):
     env_dir = copy_example("clean-wordfreq", tmp_path)
     (tmp_path / "qa.toml").write_text("[probes]\nenabled = []\n")
-    server = RedisServer(tmp_path / "redis").start()
+    server = redis_server(tmp_path / "redis")
     try:
         qa_env["REDIS_URL"] = server.url
         started = time.monotonic()
-        out = run_qa(["run", str(env_dir), "--json", "--oracle-runs", "1", "--stall-timeout", "20"], qa_env,
-                     timeout=120, cwd=tmp_path)
+        out = run_qa(
+            ["run", str(env_dir), "--json", "--oracle-runs", "1", "--stall-timeout", "20"],
+            qa_env,
+            timeout=120,
+            cwd=tmp_path,
+        )
         seconds = time.monotonic() - started
     finally:
         server.cleanup()

@@ -17,29 +17,34 @@ from rq.job import Job
 from envqa.core.verdicts import exit_code
 from envqa.demo.provider_server import FakeProviderServer
 from envqa.demo.script import Script
-from envqa.scheduler.embedded import RedisServer, WorkerPool
+from envqa.scheduler.embedded import WorkerPool
 from envqa.store.db import Store
-
 from providers import scripts
 from providers.conftest import GOOD_KEY
 
 from .conftest import copy_example, run_qa
 
 
-def test_a_stock_rq_worker_completes_the_trials_of_a_detached_run(tmp_path, qa_env, base_image):
-    finished = _detached_run_on_stock_rq(tmp_path, qa_env, ["sandbox"], [])
+def test_a_stock_rq_worker_completes_the_trials_of_a_detached_run(tmp_path, qa_env, base_image, redis_server):
+    finished = _detached_run_on_stock_rq(tmp_path, qa_env, redis_server, ["sandbox"], [])
     assert finished["sandbox"], "the run put no trial on the sandbox queue"
 
 
-def test_a_stock_rq_worker_on_a_model_queue_completes_a_solver_trial(tmp_path, qa_env, base_image):
+def test_a_stock_rq_worker_on_a_model_queue_completes_a_solver_trial(tmp_path, qa_env, base_image, redis_server):
     """The model's queue too: the solver trial (real SDK, fake provider over HTTP) runs on the stock worker.
     One trial that passes is pass@1 = 1: out of band (too easy), which is the run's right verdict."""
     srv = FakeProviderServer(Script.model_validate({"keys": [GOOD_KEY], "models": {"good": scripts.solving()}}))
     srv.start()
     try:
         qa_env = {**qa_env, "ANTHROPIC_API_KEY": GOOD_KEY, "ANTHROPIC_BASE_URL": srv.url}
-        finished = _detached_run_on_stock_rq(tmp_path, qa_env, ["sandbox", "anthropic/good"],
-                                             ["-m", "anthropic/good", "-n", "1"], verdict="out_of_band")
+        finished = _detached_run_on_stock_rq(
+            tmp_path,
+            qa_env,
+            redis_server,
+            ["sandbox", "anthropic/good"],
+            ["-m", "anthropic/good", "-n", "1"],
+            verdict="out_of_band",
+        )
     finally:
         srv.stop()
     [solver] = finished["anthropic/good"]
@@ -47,24 +52,39 @@ def test_a_stock_rq_worker_on_a_model_queue_completes_a_solver_trial(tmp_path, q
     assert result is not None and result.agent == "solver" and result.reward == 1.0, result
 
 
-def _detached_run_on_stock_rq(tmp_path, qa_env, queues: list[str], run_args: list[str],
-                              verdict: str = "clean") -> dict[str, list[Job]]:
+def _detached_run_on_stock_rq(
+    tmp_path, qa_env, redis_server, queues: list[str], run_args: list[str], verdict: str = "clean"
+) -> dict[str, list[Job]]:
     """`qa run --detach` with only the graph on a `qa worker`; a stock `rq worker` on `queues` runs every trial.
     Returns each queue's finished jobs, after checking they all ran on the stock worker and are in the store."""
     env_dir = copy_example("clean-wordfreq", tmp_path)
     (tmp_path / "qa.toml").write_text("[probes]\nenabled = []\n")
-    server = RedisServer(tmp_path / "redis").start()
-    graph = WorkerPool(server.url, 1, "control", env=qa_env,  # the graph checks the model's key too
-                       log_dir=tmp_path / "workers").start()
+    server = redis_server(tmp_path / "redis")
+    graph = WorkerPool(
+        server.url,
+        1,
+        "control",
+        env=qa_env,  # the graph checks the model's key too
+        log_dir=tmp_path / "workers",
+    ).start()
     rq_cli = Path(sys.executable).with_name("rq")
     log = open(tmp_path / "rq-worker.log", "wb")
-    stock = subprocess.Popen([str(rq_cli), "worker", "--with-scheduler", "--url", server.url, "--name", "stock-rq",
-                              *queues], env={**qa_env, "QA_HOME": qa_env["QA_HOME"]}, cwd=tmp_path,
-                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    stock = subprocess.Popen(
+        [str(rq_cli), "worker", "--with-scheduler", "--url", server.url, "--name", "stock-rq", *queues],
+        env={**qa_env, "QA_HOME": qa_env["QA_HOME"]},
+        cwd=tmp_path,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         qa_env = {**qa_env, "REDIS_URL": server.url}
-        queued = run_qa(["run", str(env_dir), "--detach", "--run-id", "by-rq", "--oracle-runs", "1", "--json",
-                         *run_args], qa_env, timeout=120, cwd=tmp_path)
+        queued = run_qa(
+            ["run", str(env_dir), "--detach", "--run-id", "by-rq", "--oracle-runs", "1", "--json", *run_args],
+            qa_env,
+            timeout=120,
+            cwd=tmp_path,
+        )
         assert queued.returncode == 0, queued.stderr[-3000:]
         done = run_qa(["status", "by-rq", "--follow", "--timeout", "400", "--json"], qa_env, cwd=tmp_path)
         worker_log = (tmp_path / "rq-worker.log").read_text()[-3000:]

@@ -44,8 +44,12 @@ def test_a_parked_model_does_not_delay_the_others(make_cluster, tmp_path):
     slow = [c.submit("m/slow", i, latency_sec=0.05, storm_until=storm_until) for i in range(4)]
     fast = [c.submit("m/fast", i, latency_sec=0.1) for i in range(6)]
     wait_for(lambda: c.conn.get(Keys.parked("m/slow")), 10, "m/slow to be parked")
-    out = subprocess.run([sys.executable, "-m", "envqa.app.cli", "queues", "--json", "--url", c.server.url],
-                         capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [sys.executable, "-m", "envqa.app.cli", "queues", "--json", "--url", c.server.url],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 0, out.stderr
     rows = {r["queue"]: r for r in json.loads(out.stdout.splitlines()[-1])["queues"]}
     assert rows["m/slow"]["parked_until"] is not None and rows["m/fast"]["parked_until"] is None
@@ -87,8 +91,11 @@ def test_kill_9_mid_job_runs_it_again_after_the_lease_and_records_once(make_clus
     victim = c.submit("m/a", 0, script=["hang"], latency_sec=0.05)
     others = [c.submit("m/a", i, latency_sec=0.05) for i in (1, 2)]
     pool = c.workers(2)
-    first = wait_for(lambda: next((e for e in c.events() if e["ev"] == "start" and e["id"] == victim.trial_id), None),
-                     20, "the victim job to start")
+    first = wait_for(
+        lambda: next((e for e in c.events() if e["ev"] == "start" and e["id"] == victim.trial_id), None),
+        20,
+        "the victim job to start",
+    )
     os.kill(first["pid"], signal.SIGKILL)
     killed_at = time.time()
     c.wait_done(30)
@@ -111,7 +118,9 @@ def test_redis_restart_then_reconcile_requeues_what_the_store_says_is_unfinished
     specs = [TrialSpec(run_id="r1", env_version="v1", agent="solver", model="m/a", index=i) for i in range(4)]
     for spec in specs:  # the store had them queued (one running) when Redis went away
         job = SimJob(spec=spec, db_path=str(c.db), log_path=str(c.log), latency_sec=0.05)
-        c.store.mark_trial_queued(spec.trial_id, "r1", "v1", "solver", "m/a", "sweep", sim_envelope(job).model_dump_json())
+        c.store.mark_trial_queued(
+            spec.trial_id, "r1", "v1", "solver", "m/a", "sweep", sim_envelope(job).model_dump_json()
+        )
     c.store.mark_trial_running(specs[0].trial_id)
     c.server.start()  # same socket, empty: no persistence
     assert Queue("m/a", connection=c.conn).count == 0

@@ -55,10 +55,15 @@ def slack_home(tmp_path, fake_slack):
         "[probes]\n"
         'enabled = ["static", "exploits"]\n'
         'exploits = ["exploit-reward-tamper"]\n'
-        "oracle_runs = 1\n")
+        "oracle_runs = 1\n"
+    )
     env = dict(os.environ)
-    env.update(QA_HOME=str(tmp_path / "qa-home"), SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET,
-               QA_LOG_LEVEL="info")
+    env.update(
+        QA_HOME=str(tmp_path / "qa-home"),
+        SLACK_BOT_TOKEN=BOT_TOKEN,
+        SLACK_SIGNING_SECRET=SIGNING_SECRET,
+        QA_LOG_LEVEL="info",
+    )
     env.pop("REDIS_URL", None)
     return cwd, env
 
@@ -74,8 +79,13 @@ class ServeProcess:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.stdout_path, self.stderr_path = log_dir / "serve.out", log_dir / "serve.err"
-        self.proc = subprocess.Popen([QA, "serve", "--port", str(self.port)], cwd=cwd, env=env,
-                                     stdout=self.stdout_path.open("w"), stderr=self.stderr_path.open("w"))
+        self.proc = subprocess.Popen(
+            [QA, "serve", "--port", str(self.port)],
+            cwd=cwd,
+            env=env,
+            stdout=self.stdout_path.open("w"),
+            stderr=self.stderr_path.open("w"),
+        )
         wait_for(self._healthy, 30, f"qa serve on port {self.port} to answer /healthz")
 
     def _healthy(self) -> bool:
@@ -89,8 +99,12 @@ class ServeProcess:
 
     def post(self, body: bytes, headers: dict) -> tuple[int, float]:
         """POST to /slack/interactivity; (status, seconds it took to answer)."""
-        req = urllib.request.Request(self.url + "/slack/interactivity", data=body, method="POST",
-                                     headers={"content-type": "application/x-www-form-urlencoded", **headers})
+        req = urllib.request.Request(
+            self.url + "/slack/interactivity",
+            data=body,
+            method="POST",
+            headers={"content-type": "application/x-www-form-urlencoded", **headers},
+        )
         t0 = time.monotonic()
         try:
             with urllib.request.urlopen(req, timeout=10) as r:
@@ -123,17 +137,35 @@ def serve(slack_home, tmp_path):
         p.stop()
 
 
-def click_body(run_id: str, proposal_id: str, user: str, action: str = "approve", fake: FakeSlackServer | None = None,
-               channel: str = CHANNEL, message_ts: str = "1700000000.000001", blocks: list | None = None) -> bytes:
+def click_body(
+    run_id: str,
+    proposal_id: str,
+    user: str,
+    action: str = "approve",
+    fake: FakeSlackServer | None = None,
+    channel: str = CHANNEL,
+    message_ts: str = "1700000000.000001",
+    blocks: list | None = None,
+) -> bytes:
     """A block_actions payload as Slack sends it (form-encoded `payload=<json>`)."""
     value = json.dumps({"run_id": run_id, "proposal_id": proposal_id})
     payload = {
-        "type": "block_actions", "user": {"id": user, "username": user.lower()}, "team": {"id": "T0FAKE"},
-        "channel": {"id": channel}, "container": {"type": "message", "channel_id": channel, "message_ts": message_ts},
+        "type": "block_actions",
+        "user": {"id": user, "username": user.lower()},
+        "team": {"id": "T0FAKE"},
+        "channel": {"id": channel},
+        "container": {"type": "message", "channel_id": channel, "message_ts": message_ts},
         "message": {"ts": message_ts, "blocks": blocks or []},
         "response_url": f"{fake.url}/_fake/response/{user}-{action}" if fake else None,
-        "actions": [{"action_id": f"envqa_{action}", "block_id": "envqa_decision", "value": value,
-                     "type": "button", "action_ts": str(time.time())}],
+        "actions": [
+            {
+                "action_id": f"envqa_{action}",
+                "block_id": "envqa_decision",
+                "value": value,
+                "type": "button",
+                "action_ts": str(time.time()),
+            }
+        ],
     }
     return urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
 

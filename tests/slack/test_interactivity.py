@@ -14,7 +14,7 @@ import pytest
 from envqa.store.db import Store
 from qa_testkit import copy_example, run_qa, wait_for
 
-from .conftest import (APPROVER, BOT_TOKEN, CHANNEL, GROUP_MEMBER, OUTSIDER, SIGNING_SECRET, click_body, sign)
+from .conftest import APPROVER, BOT_TOKEN, GROUP_MEMBER, OUTSIDER, SIGNING_SECRET, click_body, sign
 
 pytestmark = pytest.mark.usefixtures("base_image")
 
@@ -105,8 +105,11 @@ def test_approve_from_slack_after_slack_429_and_500(tmp_path, slack_home, fake_s
     # Someone outside [slack] approvers: refused, ephemerally.
     outsider = click_body(run_id, proposal_id, OUTSIDER, "approve", fake_slack, message_ts=ts, blocks=blocks)
     assert srv.post(outsider, sign(outsider))[0] == 200
-    wait_for(lambda: any("not one of this envqa's approvers" in t for t in _ephemerals(fake_slack)), 30,
-             "the ephemeral refusal to the outsider")
+    wait_for(
+        lambda: any("not one of this envqa's approvers" in t for t in _ephemerals(fake_slack)),
+        30,
+        "the ephemeral refusal to the outsider",
+    )
     assert store.approvals_for_run(run_id) == []
     assert store.get_run(run_id)["status"] == "awaiting_approval"
     assert fake_slack.calls_to("chat.update") == []
@@ -125,10 +128,18 @@ def test_approve_from_slack_after_slack_429_and_500(tmp_path, slack_home, fake_s
     updates = fake_slack.calls_to("chat.update", ok_only=True)
     assert len(updates) == 1 and updates[0]["args"]["ts"] == ts
     assert f"Approved* by <@{APPROVER}>" in json.dumps(updates[0]["args"]["blocks"])
-    assert not any(b["type"] == "actions" and any("action_id" in e and not e.get("url") for e in b["elements"])
-                   for b in updates[0]["args"]["blocks"]), "the buttons stay after the decision"
-    wait_for(lambda: any("finished: *clean*" in c["args"].get("text", "") for c in
-                         fake_slack.calls_to("chat.postMessage", ok_only=True)), 30, "the run_finished thread reply")
+    assert not any(
+        b["type"] == "actions" and any("action_id" in e and not e.get("url") for e in b["elements"])
+        for b in updates[0]["args"]["blocks"]
+    ), "the buttons stay after the decision"
+    wait_for(
+        lambda: any(
+            "finished: *clean*" in c["args"].get("text", "")
+            for c in fake_slack.calls_to("chat.postMessage", ok_only=True)
+        ),
+        30,
+        "the run_finished thread reply",
+    )
     thread = [c["args"] for c in fake_slack.calls_to("chat.postMessage", ok_only=True) if c["args"].get("thread_ts")]
     assert thread and all(t["thread_ts"] == ts for t in thread)
     assert any(t["text"].startswith("Adopted") for t in thread)
@@ -136,56 +147,81 @@ def test_approve_from_slack_after_slack_429_and_500(tmp_path, slack_home, fake_s
     # Slack retries the same request (and a double click): idempotent, "already approved by X".
     status, _ = srv.post(body, headers)
     assert status == 200
-    wait_for(lambda: any(f"Already approved by <@{APPROVER}>" in t for t in _ephemerals(fake_slack)), 30,
-             "the 'already approved' answer to the replay")
+    wait_for(
+        lambda: any(f"Already approved by <@{APPROVER}>" in t for t in _ephemerals(fake_slack)),
+        30,
+        "the 'already approved' answer to the replay",
+    )
     assert len(store.approvals_for_run(run_id)) == 1 and len(fake_slack.calls_to("chat.update")) == 1
     assert store.get_run(run_id)["status"] == "finished"
 
     srv.stop()
-    _assert_no_secret(outputs + [srv.stdout_path.read_text(), srv.stderr_path.read_text(),
-                                 json.dumps(fake_slack.calls)], env, tmp_path)
+    _assert_no_secret(
+        outputs + [srv.stdout_path.read_text(), srv.stderr_path.read_text(), json.dumps(fake_slack.calls)],
+        env,
+        tmp_path,
+    )
 
 
-def test_reject_from_slack_by_a_group_member_continues_on_rq_workers(tmp_path, slack_home, fake_slack, serve):
+def test_reject_from_slack_by_a_group_member_continues_on_rq_workers(
+    tmp_path, slack_home, fake_slack, serve, redis_server
+):
     """With REDIS_URL, `qa serve` only enqueues the continuation; an outside worker finishes the run."""
     from redis import Redis
     from rq.job import Job
 
-    from envqa.scheduler.embedded import RedisServer, WorkerPool
+    from envqa.scheduler.embedded import WorkerPool
 
     cwd, env = slack_home
     run_id, report, outputs = _pending_run(tmp_path, slack_home, fake_slack)
     store = _store(env)
     root = _root_message(fake_slack)
     proposal_id = report["awaiting_approval"]["proposal"]["proposal_id"]
-    redis = RedisServer(tmp_path / "redis").start()
+    redis = redis_server(tmp_path / "redis")
     # the worker's environment carries the token (it posts the thread replies), never the signing secret
-    pool = WorkerPool(redis.url, 1, "*", env={"QA_HOME": env["QA_HOME"], "SLACK_BOT_TOKEN": BOT_TOKEN,
-                                              "SLACK_SIGNING_SECRET": ""}, log_dir=tmp_path / "workers").start()
+    pool = WorkerPool(
+        redis.url,
+        1,
+        "*",
+        env={"QA_HOME": env["QA_HOME"], "SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": ""},
+        log_dir=tmp_path / "workers",
+    ).start()
     try:
         env["REDIS_URL"] = redis.url
         srv = serve()
-        body = click_body(run_id, proposal_id, GROUP_MEMBER, "reject", fake_slack, message_ts=root["ts"],
-                          blocks=root["args"]["blocks"])
+        body = click_body(
+            run_id,
+            proposal_id,
+            GROUP_MEMBER,
+            "reject",
+            fake_slack,
+            message_ts=root["ts"],
+            blocks=root["args"]["blocks"],
+        )
         status, took = srv.post(body, sign(body))
         assert status == 200 and took < 3.0
         final = _wait_finished(store, run_id)
         final_report = json.loads(final["report_json"])
         assert final["verdict"] == "findings" and len(final_report["versions"]) == 1
         assert final_report["stop_reason"].startswith(f"rejected by slack:{GROUP_MEMBER}")
-        assert [(d["action"], d["approver"]) for d in store.approvals_for_run(run_id)] == \
-            [("reject", f"slack:{GROUP_MEMBER}")]
+        assert [(d["action"], d["approver"]) for d in store.approvals_for_run(run_id)] == [
+            ("reject", f"slack:{GROUP_MEMBER}")
+        ]
         job = Job.fetch(f"control-{run_id}-continue-{proposal_id}", connection=Redis.from_url(redis.url))
         assert job.origin == "control" and job.worker_name, "the continuation did not run on the worker"
         update = wait_for(lambda: fake_slack.calls_to("chat.update", ok_only=True), 30, "the message update")
         assert f"Rejected* by <@{GROUP_MEMBER}>" in json.dumps(update[0]["args"]["blocks"])
-        wait_for(lambda: any("finished: *findings*" in c["args"].get("text", "") and c["args"].get("thread_ts") ==
-                             root["ts"] for c in fake_slack.calls_to("chat.postMessage", ok_only=True)), 30,
-                 "the run_finished thread reply from the worker")
+        wait_for(
+            lambda: any(
+                "finished: *findings*" in c["args"].get("text", "") and c["args"].get("thread_ts") == root["ts"]
+                for c in fake_slack.calls_to("chat.postMessage", ok_only=True)
+            ),
+            30,
+            "the run_finished thread reply from the worker",
+        )
         srv.stop()
     finally:
         pool.stop()
         redis.cleanup()
     logs = [p.read_text(errors="replace") for p in (tmp_path / "workers").rglob("*") if p.is_file()]
     _assert_no_secret(outputs + logs + [srv.stdout_path.read_text(), srv.stderr_path.read_text()], env, tmp_path)
-

@@ -7,36 +7,70 @@ import time
 
 import pytest
 
-from envqa.core.config import load_config
 from envqa.app.slack import notifier as slack_notifier
 from envqa.app.slack.notifier import SlackNotifier, flush
+from envqa.core.config import load_config
 
 from .conftest import APPROVER, BOT_TOKEN, CHANNEL, SIGNING_SECRET
 
 DIFF = "--- a/tests/test_outputs.py\n+++ b/tests/test_outputs.py\n" + "".join(
-    f"@@ -{i},1 +{i},1 @@\n-old line {i}\n+new line {i}\n" for i in range(1, 30))
+    f"@@ -{i},1 +{i},1 @@\n-old line {i}\n+new line {i}\n" for i in range(1, 30)
+)
 
 
 def _config(tmp_path, fake, **slack):
-    overrides = {"home": str(tmp_path / "qa-home"), "slack.channel": CHANNEL, "slack.approvers": [APPROVER],
-                 "slack.api_base_url": fake.api_url, "slack.report_base_url": "http://qa.example.test:8765",
-                 "slack.send_budget_sec": 6.0}
+    overrides = {
+        "home": str(tmp_path / "qa-home"),
+        "slack.channel": CHANNEL,
+        "slack.approvers": [APPROVER],
+        "slack.api_base_url": fake.api_url,
+        "slack.report_base_url": "http://qa.example.test:8765",
+        "slack.send_budget_sec": 6.0,
+    }
     overrides.update({f"slack.{k}": v for k, v in slack.items()})
     return load_config(None, overrides)
 
 
 def _payload(run_id="run-post1", proposal_id="prop-1") -> dict:
     return {
-        "run_id": run_id, "env_name": "reward-tamper", "version": "a" * 64, "iteration": 1,
+        "run_id": run_id,
+        "env_name": "reward-tamper",
+        "version": "a" * 64,
+        "iteration": 1,
         "report_path": f"/tmp/{run_id}/report.json",
-        "findings": [{"rule": "reward-file-writable", "label": "shortcut", "message": "the agent can write the reward"}],
-        "proposal": {"proposal_id": proposal_id, "run_id": run_id, "author": "fixer:reward-file-writable",
-                     "addresses": ["reward-file-writable"], "labels": ["shortcut"], "diff": DIFF,
-                     "rationale": "write the reward from the verifier only", "expected_effect": ["exploit fails"],
-                     "gate": {"passed": True, "checks": [{"name": "oracle passes", "passed": True, "detail": "3/3"},
-                                                         {"name": "exploit fails", "passed": True, "detail": "0/1"}]}},
-        "sweep": {"band": [0.1, 0.3], "models": {"anthropic/claude-sonnet-4-5": {
-            "passes": 4, "n": 5, "pass_at_1": 0.8, "ci_low": 0.38, "ci_high": 0.96, "band_decision": "above"}}},
+        "findings": [
+            {"rule": "reward-file-writable", "label": "shortcut", "message": "the agent can write the reward"}
+        ],
+        "proposal": {
+            "proposal_id": proposal_id,
+            "run_id": run_id,
+            "author": "fixer:reward-file-writable",
+            "addresses": ["reward-file-writable"],
+            "labels": ["shortcut"],
+            "diff": DIFF,
+            "rationale": "write the reward from the verifier only",
+            "expected_effect": ["exploit fails"],
+            "gate": {
+                "passed": True,
+                "checks": [
+                    {"name": "oracle passes", "passed": True, "detail": "3/3"},
+                    {"name": "exploit fails", "passed": True, "detail": "0/1"},
+                ],
+            },
+        },
+        "sweep": {
+            "band": [0.1, 0.3],
+            "models": {
+                "anthropic/claude-sonnet-4-5": {
+                    "passes": 4,
+                    "n": 5,
+                    "pass_at_1": 0.8,
+                    "ci_low": 0.38,
+                    "ci_high": 0.96,
+                    "band_decision": "above",
+                }
+            },
+        },
     }
 
 
@@ -51,13 +85,35 @@ def test_approval_message_diff_file_and_thread(tmp_path, fake_slack, slack_env):
     cfg = _config(tmp_path, fake_slack)
     notify = SlackNotifier(cfg)
     notify("awaiting_approval", _payload())
-    notify("gate_result", {"run_id": "run-post1", "env_name": "reward-tamper", "version": "b" * 64,
-                           "gate": {"passed": True, "checks": [{"name": "oracle passes", "passed": True}]}})
+    notify(
+        "gate_result",
+        {
+            "run_id": "run-post1",
+            "env_name": "reward-tamper",
+            "version": "b" * 64,
+            "gate": {"passed": True, "checks": [{"name": "oracle passes", "passed": True}]},
+        },
+    )
     notify("adopted", {"run_id": "run-post1", "env_name": "reward-tamper", "version": "b" * 64, "iteration": 1})
-    notify("budget_stop", {"run_id": "run-post1", "env_name": "reward-tamper", "version": "b" * 64,
-                           "stop_reason": "budget: spent $2.0100 of max_usd=$2"})
-    notify("run_finished", {"run_id": "run-post1", "env_name": "reward-tamper", "version": "b" * 64,
-                            "verdict": "clean", "stop_reason": "in_band_and_clean"})
+    notify(
+        "budget_stop",
+        {
+            "run_id": "run-post1",
+            "env_name": "reward-tamper",
+            "version": "b" * 64,
+            "stop_reason": "budget: spent $2.0100 of max_usd=$2",
+        },
+    )
+    notify(
+        "run_finished",
+        {
+            "run_id": "run-post1",
+            "env_name": "reward-tamper",
+            "version": "b" * 64,
+            "verdict": "clean",
+            "stop_reason": "in_band_and_clean",
+        },
+    )
     assert flush(20), "the Slack outbox did not drain"
 
     posts = fake_slack.calls_to("chat.postMessage", ok_only=True)
@@ -65,9 +121,20 @@ def test_approval_message_diff_file_and_thread(tmp_path, fake_slack, slack_env):
     root = posts[0]["args"]
     assert root["channel"] == CHANNEL and "thread_ts" not in root
     text = str(root["blocks"])
-    for expected in ("reward-tamper", "aaaaaaaaaaaa", "Iteration* 1", "`reward-file-writable` [shortcut]",
-                     "anthropic/claude-sonnet-4-5", "4/5 = 80%", "above", "band 10%–30%", "gate passed",
-                     "exploit fails: 0/1", "+new line 1", "more lines in the attached file"):
+    for expected in (
+        "reward-tamper",
+        "aaaaaaaaaaaa",
+        "Iteration* 1",
+        "`reward-file-writable` [shortcut]",
+        "anthropic/claude-sonnet-4-5",
+        "4/5 = 80%",
+        "above",
+        "band 10%–30%",
+        "gate passed",
+        "exploit fails: 0/1",
+        "+new line 1",
+        "more lines in the attached file",
+    ):
         assert expected in text, f"{expected!r} missing from the approval message"
     actions = next(b for b in root["blocks"] if b["type"] == "actions")["elements"]
     assert [a.get("action_id") for a in actions] == ["envqa_approve", "envqa_reject", "envqa_report"]
@@ -101,8 +168,9 @@ def test_429_then_500_is_retried_and_the_caller_never_waits(tmp_path, fake_slack
     attempts = fake_slack.calls_to("chat.postMessage")
     assert [a["status"] for a in attempts] == [429, 500, 200]
     assert attempts[1]["t"] - attempts[0]["t"] >= 2.0, "Retry-After was not honoured"
-    assert returned_after < 0.5 < attempts[2]["t"] - attempts[0]["t"], \
+    assert returned_after < 0.5 < attempts[2]["t"] - attempts[0]["t"], (
         f"notify took {returned_after:.2f}s: the run waited on Slack"
+    )
 
 
 @pytest.mark.fast
@@ -156,8 +224,10 @@ def test_runs_without_a_checkpoint_post_only_the_outcomes_notify_names(tmp_path,
     base = {"env_name": "weak-verifier", "version": "d" * 64}
     notify("run_finished", {**base, "run_id": "run-clean", "verdict": "clean"})
     notify("adopted", {**base, "run_id": "run-clean", "iteration": 1})  # no thread: nothing to follow up
-    notify("run_finished", {**base, "run_id": "run-findings", "verdict": "findings",
-                            "findings": [{"rule": "verifier-accepts-mutant"}]})
+    notify(
+        "run_finished",
+        {**base, "run_id": "run-findings", "verdict": "findings", "findings": [{"rule": "verifier-accepts-mutant"}]},
+    )
     notify("run_incomplete", {**base, "run_id": "run-infra", "verdict": "incomplete", "stop_reason": "docker down"})
     notify("awaiting_approval", _payload("run-quiet"))  # "approval" not in notify: no message
     assert flush(20)
@@ -168,22 +238,26 @@ def test_runs_without_a_checkpoint_post_only_the_outcomes_notify_names(tmp_path,
     assert fake_slack.files == {}
 
 
-def test_a_run_that_cannot_finish_still_says_so_in_slack(slack_home, fake_slack, tmp_path, base_image):
+def test_a_run_that_cannot_finish_still_says_so_in_slack(slack_home, fake_slack, tmp_path, base_image, redis_server):
     """`[slack] notify = [..., "incomplete"]` covers a run that ends on an infrastructure error (exit 3), not
     only one that reaches its report: here a Redis queue that no worker serves, past --stall-timeout."""
     import json
     import subprocess
 
-    from envqa.scheduler.embedded import RedisServer
     from qa_testkit import EXAMPLES, QA
 
     cwd, env = slack_home
-    server = RedisServer(tmp_path / "redis").start()
+    server = redis_server(tmp_path / "redis")
     try:
         env["REDIS_URL"] = server.url
-        proc = subprocess.run([QA, "run", str(EXAMPLES / "clean-wordfreq"), "--json", "--oracle-runs", "1",
-                               "--stall-timeout", "3"], cwd=cwd, env=env, capture_output=True, text=True,
-                              timeout=120)
+        proc = subprocess.run(
+            [QA, "run", str(EXAMPLES / "clean-wordfreq"), "--json", "--oracle-runs", "1", "--stall-timeout", "3"],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     finally:
         server.cleanup()
     assert proc.returncode == 3, proc.stderr[-3000:]

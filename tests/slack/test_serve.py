@@ -27,8 +27,11 @@ def test_signature_gate(slack_home, fake_slack, serve):
     assert srv.post(body, {"X-Slack-Request-Timestamp": "soon", "X-Slack-Signature": "v0=00"})[0] == 401
     assert srv.post(b"payload=%7Bnot-json", sign(b"payload=%7Bnot-json"))[0] == 400
     # the one valid click names a run that does not exist: answered to the user, nothing else happens
-    wait_for(lambda: any("run-nope" in c["args"].get("text", "") for c in fake_slack.calls
-                         if c["method"] == "response_url"), 30, "the ephemeral answer about the unknown run")
+    wait_for(
+        lambda: any("run-nope" in c["args"].get("text", "") for c in fake_slack.calls if c["method"] == "response_url"),
+        30,
+        "the ephemeral answer about the unknown run",
+    )
     assert [c["method"] for c in fake_slack.calls] == ["response_url"]
 
 
@@ -36,8 +39,14 @@ def test_without_signing_secret_every_click_is_refused(slack_home, fake_slack, t
     cwd, env = slack_home
     env = {k: v for k, v in env.items() if k != "SLACK_SIGNING_SECRET"}
     port = free_port()
-    proc = subprocess.Popen([QA, "serve", "--port", str(port), "--json"], cwd=cwd, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [QA, "serve", "--port", str(port), "--json"],
+        cwd=cwd,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         info = json.loads(proc.stdout.readline())
         assert any("SLACK_SIGNING_SECRET is not set" in w for w in info["warnings"])
@@ -48,8 +57,12 @@ def test_without_signing_secret_every_click_is_refused(slack_home, fake_slack, t
 
         def answer():
             try:
-                urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/slack/interactivity",
-                                                              data=body, headers=sign(body)), timeout=5)
+                urllib.request.urlopen(
+                    urllib.request.Request(
+                        f"http://127.0.0.1:{port}/slack/interactivity", data=body, headers=sign(body)
+                    ),
+                    timeout=5,
+                )
             except urllib.error.HTTPError as e:
                 return e.code
             except (urllib.error.URLError, ConnectionError):

@@ -27,8 +27,14 @@ def target(request, tmp_path, monkeypatch):
 
 
 def _result(tid: str, run: str = "r1", outcome: Outcome = Outcome.PASS) -> TrialResult:
-    return TrialResult(trial_id=tid, run_id=run, env_version="v1", agent="oracle", outcome=outcome,
-                       reward=1.0 if outcome == Outcome.PASS else 0.0)
+    return TrialResult(
+        trial_id=tid,
+        run_id=run,
+        env_version="v1",
+        agent="oracle",
+        outcome=outcome,
+        reward=1.0 if outcome == Outcome.PASS else 0.0,
+    )
 
 
 def test_runs_trials_and_findings_round_trip(target):
@@ -43,8 +49,9 @@ def test_runs_trials_and_findings_round_trip(target):
     assert store.record_trial(_result("t1", outcome=Outcome.FAIL)) is False  # first result wins
     assert store.get_trial("t1").outcome == Outcome.PASS and store.get_trial("t1").reward == 1.0
     assert store.trial_states(["t1", "nope"]) == {"t1": ("done", 1)}
-    assert not store.mark_trial_running("t1") and not store.mark_trial_queued("t1", "r1", "v1", "oracle", None,
-                                                                              "validate", "{}")
+    assert not store.mark_trial_running("t1") and not store.mark_trial_queued(
+        "t1", "r1", "v1", "oracle", None, "validate", "{}"
+    )
     finding = Finding(rule="oracle-flaky", label="brittleness", severity="warning", message="50% of the time")
     store.finish_run("r1", "findings", {"verdict": "findings", "pct": "100%"}, [finding])
     row = store.get_run("r1")
@@ -91,13 +98,16 @@ def test_rows_behave_like_sqlite_rows_and_placeholders_translate(target):
     store = Store(target)
     store.create_run("r?%", "/a 'b'")
     db = store._conn()
-    row = db.execute("SELECT run_id, env_dir, 'x?%' AS lit FROM runs WHERE run_id=? AND env_dir LIKE '%b%'",
-                     ("r?%",)).fetchone()
+    row = db.execute(
+        "SELECT run_id, env_dir, 'x?%' AS lit FROM runs WHERE run_id=? AND env_dir LIKE '%b%'", ("r?%",)
+    ).fetchone()
     assert (row[0], row["env_dir"], row["lit"]) == ("r?%", "/a 'b'", "x?%")
     assert dict(row) == {"run_id": "r?%", "env_dir": "/a 'b'", "lit": "x?%"} and list(row.keys())[0] == "run_id"
     assert translate("SELECT '?', ? FROM t WHERE a LIKE '5%'") == "SELECT '?', %s FROM t WHERE a LIKE '5%%'"
-    assert translate("CREATE TABLE x (id INTEGER PRIMARY KEY AUTOINCREMENT, r REAL, b BLOB)") == \
-        "CREATE TABLE x (id BIGSERIAL PRIMARY KEY, r DOUBLE PRECISION, b BYTEA)"
+    assert (
+        translate("CREATE TABLE x (id INTEGER PRIMARY KEY AUTOINCREMENT, r REAL, b BLOB)")
+        == "CREATE TABLE x (id BIGSERIAL PRIMARY KEY, r DOUBLE PRECISION, b BYTEA)"
+    )
 
 
 def test_postgres_restart_costs_one_transaction_at_most(pg_server, monkeypatch):
@@ -109,11 +119,10 @@ def test_postgres_restart_costs_one_transaction_at_most(pg_server, monkeypatch):
     url = pg_server.create_database("restart_test")
     store = Store(url)
     store.create_run("r1", "/x")
-    with pytest.raises(StoreUnavailable) as cut:
-        with store.tx() as db:
-            db.execute("UPDATE runs SET status='x' WHERE run_id=?", ("r1",))
-            pg_server.restart()
-            db.execute("UPDATE runs SET status='y' WHERE run_id=?", ("r1",))
+    with pytest.raises(StoreUnavailable) as cut, store.tx() as db:
+        db.execute("UPDATE runs SET status='x' WHERE run_id=?", ("r1",))
+        pg_server.restart()
+        db.execute("UPDATE runs SET status='y' WHERE run_id=?", ("r1",))
     assert is_transient(cut.value)
     assert store.get_run("r1")["status"] == "running"  # the cut transaction left nothing behind
     store.create_run("r2", "/y")  # a new transaction reconnects
@@ -158,8 +167,10 @@ def test_artifacts_cross_hosts_compressed_and_capped(target, tmp_path, monkeypat
     assert b"truncated to the first 1000 bytes of 5000" in capped
     # 13 + 1000 of the 1500 are spent: the last file keeps the 487 bytes left
     assert (dest / "zz-last.log").read_bytes().startswith(b"y" * 487 + b"\n[envqa: truncated")
-    rows = {r["path"]: (r["size"], r["truncated"]) for r in
-            store._conn().execute("SELECT path, size, truncated FROM artifacts WHERE trial_id='t1'").fetchall()}
+    rows = {
+        r["path"]: (r["size"], r["truncated"])
+        for r in store._conn().execute("SELECT path, size, truncated FROM artifacts WHERE trial_id='t1'").fetchall()
+    }
     assert rows == {"result.json": (13, 0), "verifier/test-stdout.txt": (5000, 1), "zz-last.log": (800, 1)}
     (src / "verifier" / "test-stdout.txt").unlink()
     assert sf.upload_trial_artifacts(store, "r1", "t1", src) == 2

@@ -15,16 +15,45 @@ from envqa.store.postgres import split_script, translate
 
 OLD_SCHEMA = (Path(__file__).parent / "schema_0_1.sql").read_text()
 OLD_ROWS = [
-    ("INSERT INTO runs(run_id, env_dir, status, verdict, created_at, report_json) VALUES (?,?,?,?,?,?)",
-     ("old-run", "/envs/old", "finished", "clean", "2026-01-01T00:00:00+00:00", '{"verdict": "clean"}')),
-    ("INSERT INTO trials(trial_id, run_id, env_version, agent, status, outcome, reward, attempts, result_json, "
-     "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-     ("old-trial", "old-run", "v0", "oracle", "done", "pass", 1.0, 1,
-      TrialResult(trial_id="old-trial", run_id="old-run", env_version="v0", agent="oracle", outcome=Outcome.PASS,
-                  reward=1.0).model_dump_json(), "2026-01-01T00:00:00+00:00", "2026-01-01T00:00:00+00:00")),
-    ("INSERT INTO findings(run_id, rule, label, severity, finding_json, created_at) VALUES (?,?,?,?,?,?)",
-     ("old-run", "r", "brittleness", "warning",
-      '{"rule": "r", "label": "brittleness", "severity": "warning", "message": "old"}', "2026-01-01T00:00:00+00:00")),
+    (
+        "INSERT INTO runs(run_id, env_dir, status, verdict, created_at, report_json) VALUES (?,?,?,?,?,?)",
+        ("old-run", "/envs/old", "finished", "clean", "2026-01-01T00:00:00+00:00", '{"verdict": "clean"}'),
+    ),
+    (
+        "INSERT INTO trials(trial_id, run_id, env_version, agent, status, outcome, reward, attempts, result_json, "
+        "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            "old-trial",
+            "old-run",
+            "v0",
+            "oracle",
+            "done",
+            "pass",
+            1.0,
+            1,
+            TrialResult(
+                trial_id="old-trial",
+                run_id="old-run",
+                env_version="v0",
+                agent="oracle",
+                outcome=Outcome.PASS,
+                reward=1.0,
+            ).model_dump_json(),
+            "2026-01-01T00:00:00+00:00",
+            "2026-01-01T00:00:00+00:00",
+        ),
+    ),
+    (
+        "INSERT INTO findings(run_id, rule, label, severity, finding_json, created_at) VALUES (?,?,?,?,?,?)",
+        (
+            "old-run",
+            "r",
+            "brittleness",
+            "warning",
+            '{"rule": "r", "label": "brittleness", "severity": "warning", "message": "old"}',
+            "2026-01-01T00:00:00+00:00",
+        ),
+    ),
 ]
 
 
@@ -66,11 +95,16 @@ def test_a_database_from_the_previous_release_upgrades_in_place(old_database):
     assert [f.message for f in store.findings_for_run("old-run")] == ["old"]
     # and the new tables work on the upgraded database
     store.mark_trial_queued("new-trial", "old-run", "v1", "oracle", None, "validate", "{}")
-    assert store.record_trial(TrialResult(trial_id="new-trial", run_id="old-run", env_version="v1", agent="oracle",
-                                          outcome=Outcome.FAIL, reward=0.0))
+    assert store.record_trial(
+        TrialResult(
+            trial_id="new-trial", run_id="old-run", env_version="v1", agent="oracle", outcome=Outcome.FAIL, reward=0.0
+        )
+    )
     store.record_approval("old-run", "p1", "approve", "alice")
-    store._conn().execute("INSERT INTO artifacts(run_id, trial_id, path, size, data, created_at) VALUES (?,?,?,?,?,?)",
-                          ("old-run", "new-trial", "result.json", 2, b"{}", "now"))
+    store._conn().execute(
+        "INSERT INTO artifacts(run_id, trial_id, path, size, data, created_at) VALUES (?,?,?,?,?,?)",
+        ("old-run", "new-trial", "result.json", 2, b"{}", "now"),
+    )
     # opening again (another process, a restart) applies nothing twice
     assert migrate(Store(old_database), "") == []
     assert len(store.trials_for_run("old-run")) == 2

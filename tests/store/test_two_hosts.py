@@ -17,16 +17,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
 from analyst import scripts as s
+from envqa.store.db import Store
+from envqa.store.shared_files import artifact_paths
 from providers.conftest import GOOD_KEY, fake_provider  # noqa: F401  (fixture)
 from qa_testkit import QA, copy_example, wait_for
 
-from envqa.scheduler.embedded import RedisServer
-from envqa.store.db import Store
-from envqa.store.shared_files import artifact_paths
-
-pytestmark = pytest.mark.skipif(shutil.which("unshare") is None,
-                                reason="util-linux unshare is part of Debian's base system")
+pytestmark = pytest.mark.skipif(
+    shutil.which("unshare") is None, reason="util-linux unshare is part of Debian's base system"
+)
 
 
 def _hidden(other: Path, argv: list[str]) -> list[str]:
@@ -41,11 +41,27 @@ def _workers(tmp_path: Path, env: dict, specs: list[tuple[str, Path, Path, str]]
     try:
         for name, home, hidden, queues in specs:
             home.mkdir(parents=True, exist_ok=True)
-            procs.append(subprocess.Popen(
-                _hidden(hidden, [sys.executable, "-m", "envqa.app.cli", "worker", "--url", env["REDIS_URL"],
-                                 "--queues", queues]),
-                env={**env, "QA_HOME": str(home)}, cwd=home, stdout=subprocess.DEVNULL,
-                stderr=open(tmp_path / f"worker-{name}.log", "wb")))
+            procs.append(
+                subprocess.Popen(
+                    _hidden(
+                        hidden,
+                        [
+                            sys.executable,
+                            "-m",
+                            "envqa.app.cli",
+                            "worker",
+                            "--url",
+                            env["REDIS_URL"],
+                            "--queues",
+                            queues,
+                        ],
+                    ),
+                    env={**env, "QA_HOME": str(home)},
+                    cwd=home,
+                    stdout=subprocess.DEVNULL,
+                    stderr=open(tmp_path / f"worker-{name}.log", "wb"),
+                )
+            )
         yield
     finally:
         for p in procs:
@@ -62,20 +78,25 @@ def _run_on_a(tmp_path: Path, hosts, workers: list, args: list[str], exit_codes:
     """`qa run ARGS --json --oracle-runs 1` on host A (host B hidden) while `workers` serve; its report."""
     host_a, host_b, common = hosts
     with _workers(tmp_path, common, workers):
-        run = subprocess.run(_hidden(host_b, [QA, "run", *args, "--json", "--oracle-runs", "1"]),
-                             env={**common, "QA_HOME": str(host_a / "home")}, cwd=host_a, capture_output=True,
-                             text=True, timeout=420)
+        run = subprocess.run(
+            _hidden(host_b, [QA, "run", *args, "--json", "--oracle-runs", "1"]),
+            env={**common, "QA_HOME": str(host_a / "home")},
+            cwd=host_a,
+            capture_output=True,
+            text=True,
+            timeout=420,
+        )
     assert run.returncode in exit_codes, run.stderr[-3000:] + _logs(tmp_path)
     return json.loads(run.stdout.splitlines()[-1])
 
 
 @pytest.fixture
-def hosts(tmp_path, qa_env, pg_url):
+def hosts(tmp_path, qa_env, pg_url, redis_server):
     """(host A, host B, the environment both share: Redis and Postgres only)."""
     host_a, host_b = tmp_path / "host-a", tmp_path / "host-b"
     (host_a / "home").mkdir(parents=True)
     (host_b / "home").mkdir(parents=True)
-    redis = RedisServer(tmp_path / "redis").start()
+    redis = redis_server(tmp_path / "redis")
     try:
         yield host_a, host_b, {**qa_env, "REDIS_URL": redis.url, "QA_STORE_URL": pg_url}
     finally:
@@ -108,22 +129,43 @@ def test_a_run_on_host_a_with_its_trials_on_host_b_shares_no_directory(tmp_path,
         assert all(t["trial_id"] in text for t in trials)
 
 
-def test_the_analyst_on_host_a_reads_the_trajectory_of_a_trial_that_ran_on_host_b(tmp_path, hosts, fake_provider,  # noqa: F811
-                                                                                   base_image):
+def test_the_analyst_on_host_a_reads_the_trajectory_of_a_trial_that_ran_on_host_b(
+    tmp_path,
+    hosts,
+    fake_provider,  # noqa: F811
+    base_image,
+):
     """The analyst's answer quotes the solver's step 3; the fake answers only when that step's text is in the
     prompt (its branch), and code verifies the quote against the trajectory the analyst job loaded."""
     host_a, host_b, common = hosts
-    srv = fake_provider({"models": {
-        "solver": s.solver("HOST-B-RUN"),
-        "analyst": {"branches": [s.branch("HOST-B-RUN", s.answer("legitimate", "earned-pass",
-                                                                  [(3, "HOST-B-RUN: I'll look around first.")]))]}}})
+    srv = fake_provider(
+        {
+            "models": {
+                "solver": s.solver("HOST-B-RUN"),
+                "analyst": {
+                    "branches": [
+                        s.branch(
+                            "HOST-B-RUN",
+                            s.answer("legitimate", "earned-pass", [(3, "HOST-B-RUN: I'll look around first.")]),
+                        )
+                    ]
+                },
+            }
+        }
+    )
     common = {**common, "ANTHROPIC_API_KEY": GOOD_KEY, "ANTHROPIC_BASE_URL": srv.url}
     env_dir = copy_example("clean-wordfreq", host_a)
     (host_a / "qa.toml").write_text("[probes]\nenabled = []\n[loop]\nmax_iterations = 0\n")
-    report = _run_on_a(tmp_path, (host_a, host_b, common),
-                       [("b", host_b / "home", host_a, "sandbox,anthropic/solver"),
-                        ("a", host_a / "worker-home", host_b, "anthropic/analyst")],
-                       [str(env_dir), "-n", "1", "-m", "anthropic/solver", "--analyst-model", "anthropic/analyst"], (0, 1))
+    report = _run_on_a(
+        tmp_path,
+        (host_a, host_b, common),
+        [
+            ("b", host_b / "home", host_a, "sandbox,anthropic/solver"),
+            ("a", host_a / "worker-home", host_b, "anthropic/analyst"),
+        ],
+        [str(env_dir), "-n", "1", "-m", "anthropic/solver", "--analyst-model", "anthropic/analyst"],
+        (0, 1),
+    )
     solver = next(t for t in report["trials"] if t["agent"] == "solver")
     assert solver["outcome"] == "pass", solver
     # the trial ran on host B (its trajectory is under host B's home, a directory host A's side never sees) ...
@@ -131,7 +173,9 @@ def test_the_analyst_on_host_a_reads_the_trajectory_of_a_trial_that_ran_on_host_
     # ... and the analysis on host A's worker saw its trajectory: the answer only comes when step 3 is in the
     # prompt, and its quote is verified against the trajectory the job loaded
     label = solver["label"]
-    assert (label["label"], label["source"], label["verified"]) == ("legitimate", "model:anthropic/analyst", True), label
+    assert (label["label"], label["source"], label["verified"]) == ("legitimate", "model:anthropic/analyst", True), (
+        label
+    )
     assert [r["status"] for r in srv.requests if r["model"] == "analyst"] == [200]
     # (it fetched the trial's files from the store into its own home)
     fetched = host_a / "worker-home" / "runs" / report["run_id"] / solver["trial_id"] / "agent" / "trajectory.json"
@@ -144,8 +188,9 @@ def test_a_probe_runs_on_host_b_and_its_trial_files_reach_host_a(tmp_path, hosts
     report has the finding, and its run directory the exploit trial's files, read from the store."""
     host_a, host_b, _common = hosts
     env_dir = copy_example("reward-tamper", host_a)
-    (host_a / "qa.toml").write_text('[probes]\nenabled = ["exploits"]\nexploits = ["exploit-reward-tamper"]\n'
-                                    "[loop]\nmax_iterations = 0\n")
+    (host_a / "qa.toml").write_text(
+        '[probes]\nenabled = ["exploits"]\nexploits = ["exploit-reward-tamper"]\n[loop]\nmax_iterations = 0\n'
+    )
     report = _run_on_a(tmp_path, hosts, [("b", host_b / "home", host_a, "sandbox")], [str(env_dir)], (1,))
     assert "exploit-reward-tamper" in {f["rule"] for f in report["findings"]}
     [exploit] = [t for t in report["trials"] if t["agent"] == "exploit-reward-tamper"]

@@ -8,7 +8,9 @@ if os.environ.get("QA_TEST_RQ_FAULT") == "register_birth":
     import rq.worker.base
 
     def _incompatible(self, *args, **kwargs):
-        raise TypeError("BaseWorker.register_birth() missing 1 required positional argument: 'execution' "
-                        "(simulated rq incompatibility)")
+        raise TypeError(
+            "BaseWorker.register_birth() missing 1 required positional argument: 'execution' "
+            "(simulated rq incompatibility)"
+        )
 
     rq.worker.base.BaseWorker.register_birth = _incompatible

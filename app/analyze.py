@@ -1,0 +1,142 @@
+"""`qa analyze PATH... [--tasks DATASET]`: the runs people already have, triaged with no Docker at all (issue 33).
+
+Harbor jobs and `tb run` folders are read (core/readers), each trial matched to its task by name (with
+`--tasks`, to the task folders of that dataset, with stale trials apart), and per task the cross-trial rules and
+pass@1 per agent/model against the band are computed (probes/cross_trial_report.py). With `--tasks`, the trials
+are also stored, as solver trials of each task's version (source = imported; stored once, so analysing the same
+folders again adds nothing). The result is one JSON-able document; app/analyze_output.py renders it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import structlog
+
+from envqa.core.config import QAConfig
+from envqa.core.errors import EnvQAError
+from envqa.core.import_match import Matching, TaskMatch, dataset_tasks, match_trials
+from envqa.core.imported import ImportedTrial, ImportProblem
+from envqa.core.imported_trials import as_trial_result, imported_trial_id
+from envqa.core.layout import RunLayout
+from envqa.core.readers import iter_runs
+from envqa.graphs.imported import keep_files
+from envqa.probes.cross_trial import TaskTrials
+from envqa.probes.cross_trial_report import dataset_exit, task_triage
+
+log = structlog.get_logger(__name__)
+SCHEMA_VERSION = 1
+
+
+def read_all(
+    paths: list[Path], on_trial: Callable[[int], None] = lambda n: None
+) -> tuple[list[ImportedTrial], list[ImportProblem]]:
+    trials, problems = [], []
+    for item in iter_runs(paths):
+        if isinstance(item, ImportedTrial):
+            trials.append(item)
+            on_trial(len(trials))
+        else:
+            problems.append(item)
+    return trials, problems
+
+
+def _task_context(task_dir: Path | None) -> tuple[str, set[str]]:
+    """The instruction and the verifier's tools of a task on disk; ("", set()) when there is none or it is
+    unreadable (the rules then work from the trials alone)."""
+    if task_dir is None:
+        return "", set()
+    from envqa.core.environment import load_environment
+    from envqa.probes.cross_trial_qa import verifier_tools
+
+    try:
+        env = load_environment(task_dir)
+    except (EnvQAError, OSError, ValueError) as e:
+        log.warning("analyze.task_unreadable", task=str(task_dir), error=str(e)[:200])
+        return "", set()
+    return env.instruction, verifier_tools(env)
+
+
+def triage_matching(matching: Matching, config: QAConfig, count_stale: bool = False) -> list[dict]:
+    sw = config.sweep
+    band = (sw.band_low, sw.band_high)
+    out = []
+    for name, m in sorted(matching.tasks.items()):
+        counted = m.current + (m.stale if count_stale else [])
+        instruction, tools = _task_context(m.task_dir)
+        task = TaskTrials(
+            task=name, trials={imported_trial_id(t): t for t in counted}, instruction=instruction, verifier_tools=tools
+        )
+        triage = task_triage(task, band, stale=[] if count_stale else m.stale, confidence=sw.report_confidence)
+        out.append({**triage, "path": str(m.task_dir) if m.task_dir else None})
+    return out
+
+
+def store_imported(config: QAConfig, paths: list[Path], matching: Matching, count_stale: bool) -> dict:
+    """Record every matched trial as a solver trial of its task's version; returns {"added", "kept"}."""
+    from envqa.store.db import Store
+    from envqa.store.versions import VersionStore
+
+    key = "|".join(sorted(os.path.abspath(p) for p in paths))
+    run_id = f"analyze-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+    store = Store(config.db_path)
+    versions = VersionStore(config, store)
+    layout = RunLayout(config.runs_dir, run_id)
+    added = kept = 0
+    for m in matching.tasks.values():
+        if m.task_dir is None:
+            continue
+        try:
+            version = versions.snapshot(m.task_dir, run_id=run_id).version
+        except (EnvQAError, OSError, ValueError, RuntimeError) as e:
+            log.warning("analyze.not_stored", task=str(m.task_dir), error=str(e)[:200])
+            continue
+        store.create_run(run_id, str(m.task_dir))
+        for t, stale in _with_stale(m, count_stale):
+            tid = imported_trial_id(t)
+            if store.get_trial(tid) is not None:
+                kept += 1
+                continue
+            trial_dir = layout.trial_dir(tid)
+            keep_files(trial_dir, t)
+            added += store.record_trial(as_trial_result(t, run_id, version, stale=stale, artifacts_dir=str(trial_dir)))
+    if store.get_run(run_id) is not None:
+        store.finish_run(run_id, "imported", {"run_id": run_id, "imported_from": [str(p) for p in paths]}, [])
+    return {"run_id": run_id, "added": added, "already_stored": kept}
+
+
+def _with_stale(m: TaskMatch, count_stale: bool) -> list[tuple[ImportedTrial, bool]]:
+    return [(t, False) for t in m.current] + [(t, not count_stale) for t in m.stale]
+
+
+def analyze(
+    paths: list[Path],
+    config: QAConfig,
+    *,
+    tasks: list[Path] | None = None,
+    count_stale: bool = False,
+    store: bool = True,
+    on_trial: Callable[[int], None] = lambda n: None,
+) -> dict:
+    """The whole `qa analyze` document: per task the triage, plus what could not be read or matched."""
+    trials, problems = read_all(paths, on_trial)
+    matching = match_trials(trials, dataset_tasks(tasks) if tasks else None)
+    triages = triage_matching(matching, config, count_stale)
+    stored = store_imported(config, paths, matching, count_stale) if tasks and store else None
+    exit_code = dataset_exit(triages) if triages else (2 if problems else 3)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "paths": [str(p) for p in paths],
+        "tasks_dir": [str(t) for t in tasks or []],
+        "trials": len(trials),
+        "band": [config.sweep.band_low, config.sweep.band_high],
+        "tasks": triages,
+        "problems": [p.model_dump() for p in problems],
+        "unmatched": matching.unmatched,
+        "stale_notes": matching.stale_notes(),
+        "stored": stored,
+        "exit_code": exit_code,
+    }

@@ -1,0 +1,73 @@
+"""Readers of other harnesses' output: one entry, `read_runs(paths) -> ImportBatch`, that finds per folder
+whether it is a Harbor trial/job or a `tb run` and reads it (formats: docs/guide/importing-runs.md).
+
+`iter_runs` yields trials and problems one at a time, for callers that store or count as they go and do
+not want every trial in memory at once; `read_runs` collects them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterable, Iterator
+from pathlib import Path
+
+from envqa.core.imported import ImportBatch, ImportedTrial, ImportProblem
+from envqa.core.readers import harbor, terminal_bench
+
+MAX_DEPTH = 3  # a folder of jobs/runs, nested at most this deep below a given path ("runs/nightly/<run>")
+
+__all__ = ["iter_runs", "read_runs"]
+
+
+def read_runs(paths: Iterable[Path | str], *, pass_threshold: float = 1.0) -> ImportBatch:
+    batch = ImportBatch()
+    for item in iter_runs(paths, pass_threshold=pass_threshold):
+        if isinstance(item, ImportedTrial):
+            batch.trials.append(item)
+        else:
+            batch.problems.append(item)
+    return batch
+
+
+def iter_runs(
+    paths: Iterable[Path | str],
+    *,
+    pass_threshold: float = 1.0,
+) -> Iterator[ImportedTrial | ImportProblem]:
+    """Each path may be a Harbor trial, job or folder of jobs; a tb run, tb trial or folder of runs."""
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            yield ImportProblem(path=str(path), message="no such file or folder")
+        elif not path.is_dir():
+            yield ImportProblem(
+                path=str(path), message="not a folder: give a Harbor job/trial folder or a tb run folder"
+            )
+        elif not (yield from _read_folder(path, pass_threshold, 0)):
+            yield ImportProblem(path=str(path), message="no Harbor job or trial, and no tb run, found in this folder")
+
+
+def _read_folder(path: Path, threshold: float, depth: int) -> Generator[ImportedTrial | ImportProblem, None, bool]:
+    """Yield what the folder holds; return whether it held anything we read."""
+    if harbor.is_trial_dir(path) and not (path / "results.json").is_file():
+        yield from harbor.read_trial(path, job_name=path.parent.name, pass_threshold=threshold)
+        return True
+    if terminal_bench.is_trial_dir(path):
+        yield from terminal_bench.read_trial(path)
+        return True
+    if terminal_bench.is_run_dir(path):
+        yield from terminal_bench.iter_run(path)
+        return True
+    if harbor.is_job_dir(path):
+        yield from harbor.iter_job(path, pass_threshold=threshold)
+        return True
+    if depth >= MAX_DEPTH:
+        return False
+    found = False
+    try:
+        children = sorted(p for p in path.iterdir() if p.is_dir())
+    except OSError as e:
+        yield ImportProblem(path=str(path), message=f"unreadable folder: {e.strerror or e}")
+        return True
+    for child in children:
+        found = (yield from _read_folder(child, threshold, depth + 1)) or found
+    return found

@@ -1,0 +1,2 @@
+def test_count():
+    assert open("/app/count.txt").read().split() == ["5"]

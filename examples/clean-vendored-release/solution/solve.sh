@@ -1,0 +1,3 @@
+#!/bin/bash
+set -e
+/opt/wordcount/wordcount /app/input.txt > /app/count.txt

@@ -1,0 +1,300 @@
+"""Cross-trial rules (issue 33): what many agents' trials of one task say about the task, with no model.
+
+The input is every trial of one task in the format-neutral shape (core/imported.py): trials imported from
+Harbor jobs and `tb run` folders, and qa's own solver trials read into the same shape
+(probes/cross_trial_qa.py). The rules:
+- `test-fails-alone`: one test accounts for most failures of agents that passed every other test, across at
+  least two agents. An error only with evidence in the failure text (converging values, or a literal the
+  instruction words differently); else a warning to review, since a genuinely hard task's core test also
+  fails alone. Never on a single-test task, nor for a fail-to-pass test the empty agent also fails.
+- `converging-wrong-answers`: failed trials of at least two different models end with the same wrong value
+  on the same test.
+- `copied-verifier-values` / `trajectory-tampers-verifier`: a passing trajectory copied values out of the
+  verifier's output, or wrote the verifier's files (probes/cross_trial_steps.py), with step ids.
+- `outlier-pass`: one agent passes what every other agent of the pool fails (info: review this pass).
+- `agent-never-ran`: a harness problem, never in a pass rate (info).
+Each finding cites its trials (`trial_ids`) and quotes the tests and steps it rests on (`evidence`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from envqa.core.imported import ImportedTrial
+from envqa.core.models import Finding, Label, Outcome, Severity
+from envqa.core.registry import REMEDIES
+from envqa.probes.cross_trial_steps import copied_values, tampering
+from envqa.probes.cross_trial_text import Difference, difference, differently_worded
+
+EMPTY_AGENTS = frozenset({"nop"})  # an agent that does nothing: what it fails is the task's fail-to-pass set
+NOT_POOL = EMPTY_AGENTS | {"oracle"}  # the reference solution and the empty agent are not in the pool
+FAILED = ("failed", "error")
+EMPTYISH = {"None", "''", '""', "[]", "{}", "()", "null", "b''"}  # no output at all: a crash, not an answer
+# A verdict, not an answer: a boolean, or a bare number in a message about an exit status (`assert 1 == 0` where
+# 1 = ....returncode). Many models failing the same exit-status check is a crash in common, not a reading.
+FLAGS = {"True", "False", "true", "false"}
+STATUS = re.compile(r"returncode|exit[ _]?(code|status)|\bstatus\b|errno|\.ok\b", re.I)
+MIN_ALONE = 2  # trials that fail the test alone, at the least
+
+
+@dataclass
+class TaskTrials:
+    """Every trial of one task, by trial id, with what the rules read from the task itself (when known)."""
+
+    task: str
+    trials: dict[str, ImportedTrial]
+    instruction: str = ""
+    verifier_tools: set[str] = field(default_factory=set)
+
+    def pool(self) -> dict[str, ImportedTrial]:
+        """The measured trials of real agents: not infra, not the oracle or the empty agent."""
+        return {tid: t for tid, t in self.trials.items() if t.agent not in NOT_POOL and t.outcome != Outcome.INFRA}
+
+
+def model_of(t: ImportedTrial) -> str:
+    return t.model or t.agent
+
+
+def failed_tests(t: ImportedTrial) -> set[str]:
+    return {x.name for x in t.tests if x.status in FAILED}
+
+
+def fails_alone(t: ImportedTrial) -> str | None:
+    """The one test a failed trial failed while passing every other, or None."""
+    bad = failed_tests(t)
+    if t.outcome != Outcome.FAIL or len(bad) != 1 or not any(x.status == "passed" for x in t.tests):
+        return None
+    return next(iter(bad))
+
+
+def _finding(
+    rule: str, label: Label, severity: Severity, message: str, evidence: list[str], ids: list[str], location: str
+) -> Finding:
+    return Finding(
+        rule=rule,
+        label=label,
+        severity=severity,
+        message=message,
+        evidence=evidence[:12],
+        location=location,
+        fix=REMEDIES.get(rule),
+        trial_ids=sorted(ids),
+    )
+
+
+def _message(t: ImportedTrial, test: str) -> str:
+    return next((x.message for x in t.tests if x.name == test), "")
+
+
+def _fail_to_pass(task: TaskTrials, test: str) -> bool:
+    """The empty agent fails this test and passes another: the test checks the work itself (SWE-style)."""
+    return any(
+        t.agent in EMPTY_AGENTS and test in failed_tests(t) and any(x.status == "passed" for x in t.tests)
+        for t in task.trials.values()
+    )
+
+
+def _informative(d: Difference, message: str) -> bool:
+    if d.got in EMPTYISH or d.got in FLAGS:
+        return False
+    return not (re.fullmatch(r"-?\d+", d.got) and STATUS.search(message))
+
+
+def _converging(task: TaskTrials, test: str, ids: list[str]) -> tuple[Difference, list[str]] | None:
+    """The wrong value most trials of `ids` end with on `test`, when two different models share it."""
+    by_key: dict[str, list[str]] = defaultdict(list)
+    diffs: dict[str, Difference] = {}
+    for tid in ids:
+        d = difference(_message(task.trials[tid], test))
+        if d is not None and _informative(d, _message(task.trials[tid], test)):
+            by_key[d.key].append(tid)
+            diffs[d.key] = d
+    best = max(by_key, key=lambda k: (len({model_of(task.trials[i]) for i in by_key[k]}), len(by_key[k])), default=None)
+    if best is None or len({model_of(task.trials[i]) for i in by_key[best]}) < 2:
+        return None
+    return diffs[best], by_key[best]
+
+
+def _quote(task: TaskTrials, tid: str, test: str) -> str:
+    t = task.trials[tid]
+    return f"trial {t.trial_name} ({t.agent_model}) {test}: {_message(t, test)[:240]}"
+
+
+def test_fails_alone(task: TaskTrials) -> list[Finding]:
+    pool = task.pool()
+    names = {x.name for t in pool.values() for x in t.tests}
+    failed = [tid for tid, t in pool.items() if t.outcome == Outcome.FAIL and t.tests]
+    if len(names) < 2 or not failed:
+        return []
+    alone: dict[str, list[str]] = defaultdict(list)
+    for tid in failed:
+        test = fails_alone(pool[tid])
+        if test is not None:
+            alone[test].append(tid)
+    out = []
+    for test, ids in sorted(alone.items()):
+        agents = {pool[i].agent_model for i in ids}
+        if len(ids) < MIN_ALONE or len(agents) < 2 or len(ids) * 2 <= len(failed) or _fail_to_pass(task, test):
+            continue
+        evidence = [_quote(task, i, test) for i in ids[:4]]
+        converging = _converging(task, test, ids)
+        worded = next(
+            (
+                w
+                for i in ids
+                if (d := difference(_message(pool[i], test))) and (w := differently_worded(d.want, task.instruction))
+            ),
+            None,
+        )
+        why = []
+        if converging:
+            why.append(f"{len(converging[1])} trials end with the same wrong value {converging[0].got}")
+        if worded:
+            why.append(f"the test expects a literal the instruction words as {worded!r}")
+        severity = Severity.ERROR if why else Severity.WARNING
+        tail = (
+            ("; " + "; ".join(why))
+            if why
+            else (
+                "; the failure texts do not converge: review whether the "
+                "instruction admits another answer or the test is just hard"
+            )
+        )
+        out.append(
+            _finding(
+                "test-fails-alone",
+                Label.AMBIGUITY,
+                severity,
+                f"{test} fails alone in {len(ids)} of {len(failed)} failed trials, across "
+                f"{len(agents)} agents ({', '.join(sorted(agents))}){tail}",
+                evidence,
+                ids,
+                f"{task.task}: {test}",
+            )
+        )
+    return out
+
+
+def converging_wrong_answers(task: TaskTrials) -> list[Finding]:
+    pool = task.pool()
+    by_test: dict[str, list[str]] = defaultdict(list)
+    for tid, t in pool.items():
+        if t.outcome == Outcome.FAIL:
+            for test in failed_tests(t):
+                by_test[test].append(tid)
+    out = []
+    for test, ids in sorted(by_test.items()):
+        converging = _converging(task, test, ids)
+        if converging is None:
+            continue
+        diff, same = converging
+        models = sorted({model_of(pool[i]) for i in same})
+        out.append(
+            _finding(
+                "converging-wrong-answers",
+                Label.AMBIGUITY,
+                Severity.ERROR,
+                f"{test}: {len(same)} failed trials of {len(models)} different models "
+                f"({', '.join(models)}) end with the same wrong value {diff.got} (the test wants "
+                f"{diff.want}): the instruction admits another answer",
+                [_quote(task, i, test) for i in same[:4]],
+                same,
+                f"{task.task}: {test}",
+            )
+        )
+    return out
+
+
+def verifier_shortcuts(task: TaskTrials) -> list[Finding]:
+    out = []
+    for tid, t in sorted(task.pool().items()):
+        if t.outcome != Outcome.PASS or not t.steps:
+            continue
+        for rule, hits in (
+            ("trajectory-tampers-verifier", tampering(t.steps, task.verifier_tools)),
+            ("copied-verifier-values", copied_values(t.steps, task.instruction)),
+        ):
+            if hits:
+                steps = ", ".join(str(h.step_id) for h in hits[:6])
+                out.append(
+                    _finding(
+                        rule,
+                        Label.SHORTCUT,
+                        Severity.CRITICAL,
+                        f"trial {t.trial_name} ({t.agent_model}) passed, and its trajectory "
+                        f"{hits[0].what} (steps {steps})",
+                        [f"trial {t.trial_name} step {h.step_id}: {h.what}" for h in hits],
+                        [tid],
+                        f"{t.path} steps {steps}",
+                    )
+                )
+    return out
+
+
+def outlier_pass(task: TaskTrials) -> list[Finding]:
+    by_agent: dict[str, list[str]] = defaultdict(list)
+    for tid, t in task.pool().items():
+        by_agent[t.agent_model].append(tid)
+    passers = {a: [i for i in ids if task.trials[i].outcome == Outcome.PASS] for a, ids in by_agent.items()}
+    passers = {a: ids for a, ids in passers.items() if ids}
+    if len(passers) != 1 or len(by_agent) < 3:
+        return []
+    agent, ids = next(iter(passers.items()))
+    others = sorted(set(by_agent) - {agent})
+    return [
+        _finding(
+            "outlier-pass",
+            Label.SHORTCUT,
+            Severity.INFO,
+            f"only {agent} passes {task.task} ({len(ids)} of {len(by_agent[agent])} trials); "
+            f"{len(others)} other agents fail every trial ({', '.join(others)}): review this pass",
+            [f"trial {task.trials[i].trial_name} trajectory: {task.trials[i].path}" for i in ids],
+            ids,
+            task.task,
+        )
+    ]
+
+
+def agent_never_ran(task: TaskTrials) -> list[Finding]:
+    by_agent: dict[str, list[str]] = defaultdict(list)
+    for tid, t in task.trials.items():
+        if t.infra_class == "agent-never-ran":
+            by_agent[t.agent_model].append(tid)
+    return [
+        _finding(
+            "agent-never-ran",
+            Label.INFRA,
+            Severity.INFO,
+            f"{agent} never ran in {len(ids)} trial(s) of {task.task}: a harness problem, left out of the pass rate",
+            [f"trial {task.trials[i].trial_name}: {task.trials[i].error_message or 'no steps'}" for i in ids],
+            ids,
+            task.task,
+        )
+        for agent, ids in sorted(by_agent.items())
+    ]
+
+
+RULES = (test_fails_alone, converging_wrong_answers, verifier_shortcuts, outlier_pass, agent_never_ran)
+
+
+def cross_trial_findings(task: TaskTrials) -> list[Finding]:
+    """Every cross-trial rule on one task's trials, in rule order."""
+    return [f for rule in RULES for f in rule(task)]
+
+
+def per_test_table(task: TaskTrials) -> list[dict]:
+    """Test x agent: how many trials failed the test, and how many failed it alone (passing every other)."""
+    rows: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    for t in task.pool().values():
+        alone = fails_alone(t)
+        for x in t.tests:
+            c = rows[(x.name, t.agent_model)]
+            c["trials"] += 1
+            c["failures"] += x.status in FAILED
+            c["fails_alone"] += x.name == alone
+    return [
+        {"test": test, "agent": agent, **{k: c[k] for k in ("trials", "failures", "fails_alone")}}
+        for (test, agent), c in sorted(rows.items())
+    ]

@@ -1,0 +1,92 @@
+"""What a failure message says, read without a model: the wrong value an agent produced and the value the test
+wanted, and the literals a message or a command carries.
+
+The cross-trial rules compare these across trials: the same wrong value from two models is a converging wrong
+answer; an expected literal the instruction spells differently is an unstated requirement; a literal an agent
+wrote after it appeared in the verifier's output (and nowhere before) was copied. Messages come from many
+harnesses and test frameworks (pytest's `assert a == b` and its `-rA` summary, unittest's `x != y`, "expected X,
+got Y", "Expected: X / Actual: Y"), so several shapes are read and none is required.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# pytest: "assert 'a,b' == 'a;b'", "AssertionError: assert 42 == 41", "E   assert [1, 2] == [1, 3]"
+_ASSERT_EQ = re.compile(r"assert\s+(?P<got>.+?)\s*(?:==|!=)\s*(?P<want>.+?)\s*(?:$|\n|\s+\+\s+where)", re.M)
+# unittest: "AssertionError: 'a,b' != 'a;b'" / "42 != 41"
+_NE = re.compile(r"AssertionError:\s*(?P<got>.+?)\s+!=\s+(?P<want>.+?)\s*(?:$|\n)", re.M)
+# prose: "expected 'x', got 'y'" / "expected x but got y" / "Expected: x ... Actual: y"
+_EXPECTED_GOT = re.compile(
+    r"expected:?\s*(?P<want>.+?)[,;]?\s+(?:but\s+)?(?:got|found|was|actual):?\s+"
+    r"(?P<got>.+?)\s*(?:$|\n)",
+    re.I | re.M,
+)
+_ACTUAL_EXPECTED = re.compile(
+    r"(?:actual|got):?\s*(?P<got>.+?)[,;]?\s+(?:but\s+)?expected:?\s+"
+    r"(?P<want>.+?)\s*(?:$|\n)",
+    re.I | re.M,
+)
+_QUOTED = re.compile(r"""'([^'\n]{1,200})'|"([^"\n]{1,200})"|`([^`\n]{1,200})`""")
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+_WORDY = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_\-.][A-Za-z0-9]+)+")  # user_id, user-id, v1.2.3
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One assertion difference: what the agent's output was (`got`) and what the test wanted (`want`)."""
+
+    got: str
+    want: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.got} != {self.want}"
+
+
+def _clean(value: str) -> str:
+    value = value.strip().rstrip(".,;")
+    return re.sub(r"\s+", " ", value)[:200]
+
+
+def difference(message: str) -> Difference | None:
+    """The first assertion difference the message states, normalised (whitespace folded); None if none."""
+    for pattern in (_ASSERT_EQ, _NE, _EXPECTED_GOT, _ACTUAL_EXPECTED):
+        m = pattern.search(message or "")
+        if m:
+            got, want = _clean(m.group("got")), _clean(m.group("want"))
+            if got and want and got != want:
+                return Difference(got=got, want=want)
+    return None
+
+
+def literals(text: str) -> set[str]:
+    """The values a text carries: quoted strings, numbers with 3+ significant characters, dotted/underscored
+    identifiers. Short numbers and bare words are left out: they match by accident."""
+    out = {next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(text or "")}
+    out |= {n for n in _NUMBER.findall(text or "") if len(n.lstrip("-").replace(".", "")) >= 3}
+    out |= set(_WORDY.findall(text or ""))
+    return {v.strip() for v in out if len(v.strip()) >= 3}
+
+
+def fold(word: str) -> str:
+    """A spelling-insensitive form: user_id, userId, user-id and USER ID all fold to `userid`."""
+    return re.sub(r"[^a-z0-9]", "", word.lower())
+
+
+def differently_worded(want: str, instruction: str) -> str | None:
+    """The instruction's own spelling of a literal the test expects, when the instruction words it differently
+    (never states it as the test does, but states a spelling that folds to the same); else None."""
+    candidates = set(literals(want)) | ({want.strip("'\"`")} if want else set())
+    said = literals(instruction) | {w.rstrip(".-") for w in re.findall(r"[A-Za-z][A-Za-z0-9_\-.]*", instruction or "")}
+    folded = {}
+    for word in said:
+        folded.setdefault(fold(word), set()).add(word)
+    for literal in sorted(candidates):
+        if len(fold(literal)) < 4 or literal in (instruction or ""):
+            continue
+        variants = folded.get(fold(literal), set()) - {literal}
+        if variants:
+            return sorted(variants)[0]
+    return None

@@ -1,0 +1,81 @@
+"""The instruction held against the tests, as findings (issue 34; the reading is core/consistency/):
+
+  instruction-contradicts-tests          (ambiguity, error) the tests require a literal where the instruction
+                                         names a different one in the same role (path, URL scheme, port, user,
+                                         branch)
+  instruction-omits-tested-requirement   (ambiguity, warning) the tests require an output, an unchanged file, an
+                                         account or a branch that the instruction never mentions
+  instruction-spelling-differs-from-tests (ambiguity, warning) a string the tests compare with the output is a
+                                         variant of the instruction's wording (case, hyphen, unit, decimals)
+
+Every finding carries both lines (file:line) when there are two: the test's and the instruction's.
+"""
+
+from __future__ import annotations
+
+from envqa.core.consistency.compare import CONTRADICTS, SPELLING, UNSTATED, Mismatch, mismatches
+from envqa.core.consistency.guards import task_facts
+from envqa.core.environment import Environment
+from envqa.core.models import Finding, Label, Severity
+
+WHAT = {"path": "path", "url": "URL", "port": "port", "user": "user name", "branch": "branch", "host": "host name"}
+UNSTATED_TEXT = {
+    "output": "the tests read {want}, an output the agent must produce, but the instruction never names it",
+    "exec": "the tests run {want}, a program the agent must provide, but the instruction never names it",
+    "preserve": "the tests assert {want} is unchanged (its hash or mtime), but the instruction never says to "
+    "leave it alone",
+    "user": "the tests look up the account {want!r}, which the instruction never names",
+    "branch": "the tests check the branch {want!r}, which the instruction never names",
+}
+FIXES = {
+    CONTRADICTS: "make the instruction and the tests name the same literal (when the tests and the reference "
+    "solution agree, correct the instruction)",
+    UNSTATED: 'state it in instruction.md (e.g. "Write the result to {want}", "Do not modify {want}")',
+    SPELLING: "write the exact form the tests compare in the instruction, or make the tests accept both",
+}
+
+
+def _message(m: Mismatch) -> str:
+    if m.rule == CONTRADICTS:
+        return (
+            f"the tests require the {WHAT.get(m.what, m.what)} {m.want} where the instruction says "
+            f"{m.stated}: an agent that follows the instruction fails"
+        )
+    if m.rule == UNSTATED:
+        return UNSTATED_TEXT[m.what].format(want=m.want)
+    if m.what == "decimals":
+        return (
+            f"the tests compare {m.want!r} ({len(m.want.split('.')[-1])} decimals) where the instruction "
+            f"says {m.stated!r}: the number of decimals differs"
+        )
+    return f"the tests compare {m.want!r} where the instruction writes {m.stated!r}: the spelling differs"
+
+
+def _evidence(m: Mismatch, instruction_file: str) -> list[str]:
+    out = [f"test: {m.test.evidence()}"]
+    if m.claim is not None:
+        out.append(f"instruction: {instruction_file}:{m.claim.line}: {m.claim.text}")
+    else:
+        out.append(f"instruction: {instruction_file}: never mentions {m.want}")
+    return out
+
+
+def instruction_findings(env: Environment) -> list[Finding]:
+    """The three rules for one view of the task (a multi-step task: each step's instruction and tests)."""
+    if not env.instruction.strip() or not env.tests:
+        return []
+    facts = task_facts(env)
+    out = []
+    for m in mismatches(facts):
+        out.append(
+            Finding(
+                rule=m.rule,
+                label=Label.AMBIGUITY,
+                severity=Severity.ERROR if m.rule == CONTRADICTS else Severity.WARNING,
+                message=_message(m),
+                evidence=_evidence(m, facts.instruction.file),
+                location=m.test.where,
+                fix=FIXES[m.rule].format(want=m.want),
+            )
+        )
+    return out
