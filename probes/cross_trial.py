@@ -208,7 +208,9 @@ def converging_wrong_answers(task: TaskTrials) -> list[Finding]:
 
 
 def verifier_shortcuts(task: TaskTrials) -> list[Finding]:
-    out = []
+    """One finding per rule and task, citing every passing trial whose trajectory did it (and its steps): a
+    report shows one card per rule of a version, and a person reads the trials side by side."""
+    hits_by_rule: dict[str, list[tuple[str, ImportedTrial, list]]] = defaultdict(list)
     for tid, t in sorted(task.pool().items()):
         if t.outcome != Outcome.PASS or not t.steps:
             continue
@@ -217,19 +219,24 @@ def verifier_shortcuts(task: TaskTrials) -> list[Finding]:
             ("copied-verifier-values", copied_values(t.steps, task.instruction)),
         ):
             if hits:
-                steps = ", ".join(str(h.step_id) for h in hits[:6])
-                out.append(
-                    _finding(
-                        rule,
-                        Label.SHORTCUT,
-                        Severity.CRITICAL,
-                        f"trial {t.trial_name} ({t.agent_model}) passed, and its trajectory "
-                        f"{hits[0].what} (steps {steps})",
-                        [f"trial {t.trial_name} step {h.step_id}: {h.what}" for h in hits],
-                        [tid],
-                        f"{t.path} steps {steps}",
-                    )
-                )
+                hits_by_rule[rule].append((tid, t, hits))
+    out = []
+    for rule, cases in hits_by_rule.items():
+        first_tid, first, hits = cases[0]
+        steps = ", ".join(str(h.step_id) for h in hits[:6])
+        more = f"; {len(cases) - 1} more passing trial(s) did the same" if len(cases) > 1 else ""
+        out.append(
+            _finding(
+                rule,
+                Label.SHORTCUT,
+                Severity.CRITICAL,
+                f"trial {first.trial_name} ({first.agent_model}) passed, and its trajectory "
+                f"{hits[0].what} (steps {steps}){more}",
+                [f"trial {t.trial_name} step {h.step_id}: {h.what}" for _, t, hs in cases for h in hs][:12],
+                [tid for tid, _, _ in cases],
+                f"{first.path} steps {steps}",
+            )
+        )
     return out
 
 

@@ -198,8 +198,15 @@ def _time_limit_label(result: TrialResult, ctx: LabelContext) -> TrialLabel:
     )
 
 
+def _traced_first(f) -> int:
+    """Sort key: a finding whose evidence is a trace of what the processes did (strace) before one read from what
+    the agent's transcript says it did (the cross-trial rules): when both prove a pass a shortcut, the label cites
+    the stronger proof."""
+    return 0 if any(e.startswith("strace") for e in f.evidence) else 1
+
+
 def _finding_shortcut(result: TrialResult, ctx: LabelContext) -> TrialLabel | None:
-    for f in ctx.findings:
+    for f in sorted(ctx.findings, key=_traced_first):
         if f.rule in SHORTCUT_RULES and result.trial_id in f.trial_ids and result.outcome == Outcome.PASS:
             # llm-exploit names its subtype at the end of its message: "... without doing the task (<subtype>)"
             named = re.search(r"\(([a-z-]+)\)$", f.message)

@@ -94,9 +94,11 @@ def test_every_label_class_end_to_end(cli_env, tmp_path):
     assert "step 42 does not exist" in solver["brittle"]["label"]["explanation"]
     assert solver["good"]["label"]["source"] == "model:anthropic/analyst"
     analyst_calls = [r for r in srv.requests if r["model"] == "analyst"]
-    # One call per open trial (the tamper pass included: the model said "legitimate"), one repair each for
-    # wrong and brittle; the hunt's relabelling asked nothing again.
-    assert len(analyst_calls) == 5 + 2
+    # The tamper pass wrote under /logs/verifier: the cross-trial rule (issue 33) proves it a shortcut before any
+    # model is asked, so the analyst gets only what the rules leave open: one call per other trial, one repair each
+    # for wrong and brittle; the hunt's relabelling asked nothing again.
+    assert solver["tamper"]["label"]["source"] == "deterministic", solver["tamper"]["label"]
+    assert len(analyst_calls) == 4 + 2
     assert all(r["tool_choice"] for r in analyst_calls)
     assert any(
         f["rule"] == "pass-after-verifier-log-write" and solver["tamper"]["trial_id"] in f["trial_ids"]

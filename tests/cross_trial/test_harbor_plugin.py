@@ -10,6 +10,7 @@ import asyncio
 import importlib
 import json
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Protocol, runtime_checkable
@@ -27,6 +28,14 @@ class JobPlugin(Protocol):  # harbor/models/job/plugin.py (0.26.0), verbatim but
     async def on_job_start(self, job: Any) -> None: ...
 
     async def on_job_end(self, job_result: Any) -> None: ...
+
+
+def run_coroutine(coro):
+    """Await `coro` as Harbor's Job does, on an event loop of its own in a thread: this worker process may already
+    run one (Playwright's sync API keeps a loop in the main thread once a browser test ran), and asyncio.run() refuses
+    to start a second loop in a thread that has one."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result(timeout=300)
 
 
 def import_class(import_path: str) -> type:  # harbor/utils/import_path.py: "module:Class"
@@ -53,7 +62,7 @@ def test_the_plugin_writes_the_triage_into_the_finished_job_folder(tmp_path):
     runs = write_fixture_runs(tmp_path / "runs")
     entry = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["entry-points"]["harbor.plugins"]
     job_result = SimpleNamespace(id="8e0c1a52-0000-4000-8000-000000000000", n_total_trials=54)
-    asyncio.run(run_job(entry["qa-triage"], {"count_stale": False}, _job(runs.harbor_job), job_result))
+    run_coroutine(run_job(entry["qa-triage"], {"count_stale": False}, _job(runs.harbor_job), job_result))
     doc = json.loads((runs.harbor_job / "qa-triage.json").read_text())
     assert "error" not in doc and doc["trials"] == 54 and doc["exit_code"] == 1
     found = {t["task"]: sorted(f["rule"] for f in t["findings"]) for t in doc["tasks"]}
@@ -73,7 +82,7 @@ def test_the_plugin_writes_the_triage_into_the_finished_job_folder(tmp_path):
 def test_a_job_folder_it_cannot_read_gets_an_error_file_and_the_job_goes_on(tmp_path):
     job_dir = tmp_path / "jobs" / "empty-job"
     job_dir.mkdir(parents=True)
-    plugin = asyncio.run(
+    plugin = run_coroutine(
         run_job(
             "envqa.app.harbor_plugin:QATriagePlugin",
             {"config": str(tmp_path / "nope.toml")},

@@ -1,8 +1,10 @@
 """Above the band -> a "make it harder" revision by the (scripted) reviser model -> approved -> in band.
 
 The fixture task's tests only try odd-length inputs, so a naive median (`xs[n // 2]`) passes. Five scripted
-solver models: one writes a correct median, four the naive one; all five pass version 1 (pass@1 = 1.0,
-above 10-30%). The reviser model, scripted through the same fake provider server (real SDK over HTTP),
+solver models: one writes a correct median, four a naive one, each with its own mistake in the even case (four
+models ending on the same wrong value would be the cross-trial sign of an instruction that admits another answer,
+issue 33, which this test is not about); all five pass version 1 (pass@1 = 1.0, above 10-30%). The reviser
+model, scripted through the same fake provider server (real SDK over HTTP),
 answers the too_easy request with stronger hidden tests (even-length inputs). After approval the SAME
 transcripts run against version 2: the naive programs really fail the new tests, the correct one passes,
 1/5 = 0.2, inside the band.
@@ -23,11 +25,18 @@ n = len(xs)
 m = xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 print(int(m) if m == int(m) else m)
 """
-NAIVE = """#!/usr/bin/env python3
+NAIVE_HEAD = """#!/usr/bin/env python3
 import sys
 xs = sorted(int(line) for line in sys.stdin if line.strip())
-print(xs[len(xs) // 2])
+n = len(xs)
 """
+# Each right on odd lengths, each wrong on the even tests in its own way (1 2 3 4 -> 2.5, 1 3 -> 2 are wanted).
+NAIVE_PROGRAMS = {
+    "naive-a": NAIVE_HEAD + "print(xs[n // 2])\n",  # the upper middle value: 3 and 3
+    "naive-b": NAIVE_HEAD + "print(xs[(n - 1) // 2])\n",  # the lower middle value: 2 and 1
+    "naive-c": NAIVE_HEAD + "print(xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2)\n",  # 2.5, but 2.0
+    "naive-d": NAIVE_HEAD + "print(xs[n // 2] if n % 2 else xs[n // 2 - 1] + xs[n // 2])\n",  # no halving: 5 and 4
+}
 # Version 1's tests plus the even-length cases the naive median gets wrong (the reviser's whole-file edit).
 HARDER_TESTS = (
     (FIXTURES / "median-too-easy" / "tests" / "test_median.py")
@@ -46,7 +55,7 @@ def test_even_count_with_a_whole_mean():
     assert median("1\\n3\\n") == "2"
 """
 )
-NAIVE_MODELS = ["naive-a", "naive-b", "naive-c", "naive-d"]
+NAIVE_MODELS = sorted(NAIVE_PROGRAMS)
 
 
 def solver(program: str) -> dict:
@@ -91,7 +100,11 @@ def test_too_easy_task_gets_harder_tests_and_lands_in_band(fake_provider, qa_env
     srv = fake_provider(
         {
             "keys": [GOOD_KEY],
-            "models": {"strong": solver(CORRECT), **{m: solver(NAIVE) for m in NAIVE_MODELS}, "reviser": reviser()},
+            "models": {
+                "strong": solver(CORRECT),
+                **{m: solver(NAIVE_PROGRAMS[m]) for m in NAIVE_MODELS},
+                "reviser": reviser(),
+            },
         }
     )
     env = dict(qa_env, ANTHROPIC_API_KEY=GOOD_KEY, ANTHROPIC_BASE_URL=srv.url)

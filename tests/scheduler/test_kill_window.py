@@ -11,12 +11,17 @@ from __future__ import annotations
 import signal
 import time
 
+import pytest
 from rq import Queue, Worker
 from rq.job import Job
 
 from envqa.scheduler.jobs import reconcile
 
 from .conftest import wait_for
+
+# Long kill tests (issue 31: `make test-all`). The first one failed once on a quiet machine (the job not back within
+# lease + 60 s after the kill) and passed alone: the window issue 32 item 6 asks to find.
+pytestmark = pytest.mark.slow
 
 LEASE = 1.0
 SLACK = 60.0  # maintenance every lease plus a new worker process starting on a loaded machine (one run of this file

@@ -90,6 +90,7 @@ def test_a_job_whose_success_or_failure_handling_raises_fails_cleanly_within_its
     assert not any(e.get("event") == "worker.restarting" for e in logged)
 
 
+@pytest.mark.slow  # a long liveness / kill test: `make test-all`
 def test_thread_count_stays_flat_across_50_forced_restarts_then_the_worker_exits_non_zero(make_cluster):
     # lease 1 s and no retry backoff: each crashed run comes back through rq's abandoned-job cleanup at once
     c = make_cluster(
@@ -129,6 +130,7 @@ def test_thread_count_stays_flat_across_50_forced_restarts_then_the_worker_exits
     assert Job.fetch(crasher.trial_id, connection=c.conn).meta["executions"] == 51
 
 
+@pytest.mark.slow  # a long liveness / kill test: `make test-all`
 def test_a_job_whose_worker_is_killed_10_times_ends_failed_after_max_attempts(make_cluster):
     c = make_cluster(lease_ttl_sec=1, defaults={"max_attempts": 10, "backoff_base_sec": 0.0})
     victim = c.submit("m/a", 0, script=["hang"] * 20)
