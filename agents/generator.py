@@ -17,16 +17,16 @@ from pathlib import Path
 import jinja2
 from pydantic import BaseModel, Field
 
-from envqa.agents.providers import Message, ToolCall, create_client
-from envqa.agents.providers.structured import ANSWER_TOOL, structured_job
+from envqa.agents.structured import ANSWER_TOOL, structured_job
 from envqa.core.config import QAConfig
+from envqa.core.defaults import GENERATOR_MAX_SEED_CHARS as MAX_SEED_CHARS
 from envqa.core.errors import InputError, PatchError
 from envqa.core.executor import Call, Executor
+from envqa.core.model_client import Message, ToolCall, client_for
 from envqa.core.patches import confined_task_path
 from envqa.prompts.render import render
 
 TEMPLATES = Path(__file__).parent / "generator_templates"
-MAX_SEED_CHARS = 8_000
 
 
 class GeneratedFile(BaseModel):
@@ -88,7 +88,7 @@ def require_model(config: QAConfig, check_key: bool = True) -> str:
             "generator.model",
         )
     if check_key:
-        create_client(config.generator.model, config)  # malformed spec / missing key: exit 2 before any work
+        client_for(config.generator.model, config)  # malformed spec / missing key: exit 2 before any work
     return config.generator.model
 
 

@@ -1,7 +1,7 @@
 """An imported trial's trajectory and verifier output written where qa's own trials keep theirs (issue 33):
 `agent/trajectory.json` (ATIF, our writer's model) and `verifier/test-stdout.txt` in its trial folder.
 
-The analyst model (agents/analyst.py) and the HTML report's trace view read a trial's folder, not its harness's
+The analyst model (probes/analyst/model.py) and the HTML report's trace view read a trial's folder, not its harness's
 files; writing the neutral steps there lets both see an imported trial as they see one of ours. Every string
 passes through the Redactor's key patterns first: a key an agent echoed in another harness stays out of qa's
 files too. A step's commands become `bash` tool calls when they are shell text, `imported` calls otherwise

@@ -17,17 +17,16 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from envqa.agents.providers import Message, ToolCall
-from envqa.agents.providers.structured import ANSWER_TOOL, structured_job
+from envqa.agents.structured import ANSWER_TOOL, structured_job
 from envqa.core.config import QAConfig
+from envqa.core.defaults import REVISER_MAX_FILE_CHARS as MAX_FILE_CHARS
 from envqa.core.environment import iter_files
 from envqa.core.errors import PatchError
 from envqa.core.executor import Call, Executor
+from envqa.core.model_client import Message, ToolCall
 from envqa.core.models import Finding, GateCheck, SpecConsistency
 from envqa.core.patches import confined_task_path, make_diff
 from envqa.prompts.render import render
-
-MAX_FILE_CHARS = 12_000
 
 
 class FileEdit(BaseModel):

@@ -21,7 +21,6 @@ import structlog
 
 from envqa.agents.actions import SUBMIT, TRUNCATED, parse_text_action
 from envqa.agents.base import AgentContext, AgentRun, register_agent
-from envqa.agents.providers import ModelClient, Spend, ToolDef, create_client, price_for, secret_values
 from envqa.agents.trajectory import (
     AgentInfo,
     AtifToolCall,
@@ -33,8 +32,10 @@ from envqa.agents.trajectory import (
     TrajectoryWriter,
 )
 from envqa.core.config import QAConfig
+from envqa.core.defaults import SOLVER_PWD_SEC
 from envqa.core.errors import ProviderError
-from envqa.core.model_client import Message
+from envqa.core.model_client import Message, ModelClient, ToolDef, client_for, secret_values
+from envqa.core.pricing import Spend, price_for
 from envqa.prompts.render import render
 
 log = structlog.get_logger(__name__)
@@ -83,7 +84,7 @@ class SolverAgent:
             raise ValueError("the solver needs a model, e.g. -m anthropic/claude-sonnet-4-5")
         self.config = config or QAConfig()
         self.settings = self.config.solver
-        self.client = client or create_client(model, self.config)
+        self.client = client or client_for(model, self.config)
         self.actions = self.settings.actions_for(model or self.client.spec)
 
     def _system_prompt(self, **variables) -> str:
@@ -104,7 +105,7 @@ class SolverAgent:
             agent=AgentInfo(name=self.name, version=VERSION, model_name=self.client.spec),
             redactor=redactor,
         )
-        pwd = ctx.sandbox.exec(["pwd"], timeout=10)
+        pwd = ctx.sandbox.exec(["pwd"], timeout=SOLVER_PWD_SEC)
         system = self._system_prompt(
             workdir=pwd.stdout.strip() or "/",
             command_timeout_sec=f"{s.command_timeout_sec:g}",

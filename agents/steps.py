@@ -22,13 +22,14 @@ What we do differently, and why:
 from __future__ import annotations
 
 import shlex
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from envqa.agents.base import Agent, AgentContext, AgentRun
+from envqa.agents.base import Agent, AgentRun
+from envqa.agents.phases import agent_phase, cut_verifier_network, restore_agent_network, run_in_place
+from envqa.core.defaults import SANDBOX_SETUP_EXEC_SEC
+from envqa.core.defaults import STEP_SETUP_TIMEOUT_SEC as SETUP_TIMEOUT_SEC
 from envqa.core.environment import Environment, FileCopy
 from envqa.core.models import Outcome, Phase, StepResult
 from envqa.core.sandbox import Sandbox, SandboxError
@@ -38,7 +39,6 @@ from envqa.core.task_layout import StepFiles
 if TYPE_CHECKING:
     from envqa.core.config import QAConfig
 
-SETUP_TIMEOUT_SEC = 600.0  # a step's workdir/setup.sh (Harbor sets none; nothing here waits without bound)
 # Between steps: what the previous step's verifier (and the oracle) left. The next step's setup and agent
 # must not see the grading harness (Harbor: _reset_shared_step_verifier_dirs; we drop /solution too).
 RESET = (
@@ -105,7 +105,7 @@ def _setup(sandbox: Sandbox, files: StepFiles, out_dir: Path) -> str | None:
     (multi_step.py `_upload_step_workdir`, `_run_step_setup`). The failure's text, or None."""
     if files.workdir is None:
         return None
-    cwd = (sandbox.exec(["pwd"], timeout=60).stdout or "/").strip() or "/"
+    cwd = (sandbox.exec(["pwd"], timeout=SANDBOX_SETUP_EXEC_SEC).stdout or "/").strip() or "/"
     argv = ["bash", "-c", f"bash {shlex.quote(cwd.rstrip('/') + '/setup.sh')} 2>&1"] if files.setup else ["true"]
     res = sandbox.exec_with_files([(files.workdir, cwd)], argv, timeout=SETUP_TIMEOUT_SEC)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -139,12 +139,9 @@ def run_steps(
     config: QAConfig,
     trial_dir: Path,
     clock,
-    verify: Callable,
-    cut_network: Callable,
 ) -> StepsOutcome:
-    """Every step in order. `verify(sandbox, env, out_dir)` and `cut_network(sandbox, config, env)` are
-    agents/trial.py's run_verifier and cut_verifier_network (passed in: this module is below trial.py).
-    Each step's files go to <trial>/steps/<name>/{agent,verifier,setup.txt}."""
+    """Every step in order, its verifier in this container on the network agents/phases.py decides (a step's
+    verifier never runs separately). Each step's files go to <trial>/steps/<name>/{agent,verifier,setup.txt}."""
     strategy = env.config.reward_strategy() or MultiStepRewardStrategy.MEAN
     configs = {s.name: s for s in env.config.steps or []}
     results: list[StepResult] = []
@@ -158,13 +155,13 @@ def run_steps(
         step, step_dir = configs[files.name], trial_dir / "steps" / files.name
         senv = step_environment(env, files, step)
         if index:
-            reset = sandbox.sh(RESET, timeout=60)
+            reset = sandbox.sh(RESET, timeout=SANDBOX_SETUP_EXEC_SEC)
             if reset.exit_code != 0:  # the next agent would see the last step's tests: never run it so
                 raise SandboxError(
                     f"step {files.name!r}: could not clear /tests and /logs before it: "
                     f"{(reset.stdout + reset.stderr)[-300:]}"
                 )
-            _restore_network(sandbox, config)
+            restore_agent_network(sandbox, config)
         failed = _setup(sandbox, files, step_dir)
         if failed:
             results.append(
@@ -173,25 +170,13 @@ def run_steps(
             stopped = True
             continue
         (step_dir / "agent").mkdir(parents=True, exist_ok=True)
-        with clock.phase(Phase.AGENT):
-            deadline = time.monotonic() + senv.agent_timeout_sec
-            run = agent.run(
-                AgentContext(
-                    sandbox=sandbox,
-                    env=senv,
-                    instruction=senv.instruction,
-                    timeout_sec=senv.agent_timeout_sec,
-                    logs_dir=step_dir / "agent",
-                    model=model,
-                )
-            )
-            run.timed_out = run.timed_out or time.monotonic() > deadline
+        run = agent_phase(sandbox, senv, agent, model=model, logs_dir=step_dir / "agent", clock=clock)
         runs.append((files.name, run))
         sandbox.download("/logs/agent", step_dir)
         (step_dir / "verifier").mkdir(parents=True, exist_ok=True)
         with clock.phase(Phase.VERIFIER):
-            cut_network(sandbox, config, senv)
-            verdict = verify(sandbox, senv, step_dir)
+            cut_verifier_network(sandbox, config, senv)
+            verdict = run_in_place(sandbox, senv, step_dir)
         result = StepResult(
             name=files.name,
             reward=verdict.reward,
@@ -215,16 +200,6 @@ def run_steps(
         return StepsOutcome(run, None, {}, infra.error_class, f"step {infra.name!r}: {infra.error_message}", results)
     reward, rewards = combine(results, strategy)
     return StepsOutcome(run, 0.0 if reward is None else reward, rewards, steps=results)
-
-
-def _restore_network(sandbox: Sandbox, config: QAConfig) -> None:
-    """The next step's agent gets the network the task declares again (the verifier's cut is per phase)."""
-    if config.sandbox.verifier_network != "none" or sandbox.spec.network == "none":
-        return
-    try:
-        sandbox.restore_network()
-    except NotImplementedError:
-        return
 
 
 def _agent_run(runs: list[tuple[str, AgentRun]]) -> AgentRun:

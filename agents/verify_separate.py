@@ -7,7 +7,8 @@ image is built from `tests/Dockerfile` (which bundles the tests, as Harbor's tem
 `COPY . /tests/`) or, without one, from the task's own environment; a fresh container of it receives the
 artifacts at their original container paths (plus tests/ at /tests when they are not bundled) and runs
 test.sh; its `/logs/verifier` is the only place the reward is read from. The agent's container has no
-`/logs/verifier` at all (agents/trial.py `sandbox_spec`).
+`/logs/verifier` at all (agents/phases.py `container_spec`, which also builds the verifier's container spec;
+its network is agents/phases.py `verifier_network`'s).
 
 Followed: harbor 0.26.0 `harbor/trial/single_step.py` (`_run`: agent, collect, verify in separate mode),
 `harbor/trial/trial.py` (`_run_separate_verifier`, `_separate_verifier_env`), `harbor/trial/artifact_handler.py`
@@ -33,30 +34,17 @@ from __future__ import annotations
 import fnmatch
 import json
 import shutil
-import weakref
-from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from envqa.agents.collect_hooks import run_collect_hooks
+from envqa.agents.phases import AGENT_DIRS, ARTIFACTS_DIR, Role, VerifierOutcome, container_spec, run_in_place, separate
 from envqa.core.config import QAConfig
 from envqa.core.environment import Environment, content_hash
 from envqa.core.errors import InfraError
-from envqa.core.network_policy import verifier_network_of
-from envqa.core.sandbox import Sandbox, SandboxBackend, SandboxSpec
-from envqa.core.task_config import MAIN_SERVICE, ArtifactConfig, NetworkMode, VerifierEnvironmentMode, artifact_entries
+from envqa.core.sandbox import Sandbox, SandboxBackend
+from envqa.core.task_config import MAIN_SERVICE, ArtifactConfig, VerifierEnvironmentMode, artifact_entries
 
-ARTIFACTS_DIR = "/logs/artifacts"  # harbor/models/trial/paths.py EnvironmentPaths.artifacts_dir
-AGENT_DIRS = ["/logs/agent", ARTIFACTS_DIR]  # the agent's container in separate mode: no /logs/verifier
-
-# The backend and config a kept agent sandbox's verifier runs with (probes re-run the verifier on a kept end
-# state through `run_verifier(sandbox, env, dir)`, which does not carry them).
-_BOUND: weakref.WeakKeyDictionary[Sandbox, tuple[SandboxBackend, QAConfig]] = weakref.WeakKeyDictionary()
-
-
-def separate(env: Environment) -> bool:
-    """Whether the task's (single-step) verifier runs in its own container (a multi-step task's steps are
-    agents/steps.py's)."""
-    return not env.config.steps and env.config.verifier_mode() == VerifierEnvironmentMode.SEPARATE
+__all__ = ["AGENT_DIRS", "ARTIFACTS_DIR", "collect_artifacts", "run_separate_verifier", "separate"]
 
 
 def declared_artifacts(env: Environment) -> list[ArtifactConfig]:
@@ -152,23 +140,12 @@ def verifier_image_env(env: Environment) -> tuple[Environment, bool]:
     return env.model_copy(update={"config": config}), False
 
 
-def _network(env: Environment, config: QAConfig) -> str:
-    """The verifier's own network policy (default none); `[sandbox]` may only make it stricter."""
-    if (
-        verifier_network_of(env) != NetworkMode.PUBLIC
-        or config.sandbox.verifier_network == "none"
-        or config.sandbox.default_network == "none"
-    ):
-        return "none"
-    return "bridge"
-
-
 def _as_shared(env: Environment, bundled: bool) -> Environment:
     """The task as the verifier container sees it: a shared-mode verifier in its own container."""
     verifier = env.config.verifier.model_copy(
         update={"environment_mode": VerifierEnvironmentMode.SHARED, "environment": None}
     )
-    update = {"config": env.config.model_copy(update={"verifier": verifier})}
+    update: dict[str, object] = {"config": env.config.model_copy(update={"verifier": verifier})}
     if bundled:
         update["tests"] = []  # the image carries /tests (harbor: skip_tests_upload)
     return env.model_copy(update=update)
@@ -180,20 +157,12 @@ def run_separate_verifier(
     trial_dir: Path,
     timeout: float | None,
     *,
-    run_verifier: Callable,
-    backend: SandboxBackend | None = None,
-    config: QAConfig | None = None,
-):
-    """Collect the agent container's artifacts, start a fresh verifier container, hand them over, run the
-    verifier there (`run_verifier`: agents/trial.py's, passed in since it dispatches here) and read its reward.
-    Returns its VerifierOutcome. Raises ImageBuildError when the verifier's image does not build, InfraError
-    when it cannot start."""
-    if backend is not None and config is not None:
-        _BOUND[sandbox] = (backend, config)
-    elif sandbox in _BOUND:
-        backend, config = _BOUND[sandbox]
-    else:
-        raise InfraError("a separate verifier needs the backend the trial ran on", "verifier_error")
+    backend: SandboxBackend,
+    config: QAConfig,
+) -> VerifierOutcome:
+    """Collect the agent container's artifacts, start a fresh verifier container on `backend` (the one the trial
+    ran on), hand them over, run the verifier there and read its reward. Raises ImageBuildError when the
+    verifier's image does not build, InfraError when it cannot start."""
     trial_dir = Path(trial_dir)
     (trial_dir / "verifier").mkdir(parents=True, exist_ok=True)
     if env.config.verifier.collect:  # Harbor: hooks snapshot services' state into files, before collection
@@ -201,20 +170,8 @@ def run_separate_verifier(
     pairs = collect_artifacts(sandbox, env, trial_dir)
     build_env, bundled = verifier_image_env(env)
     image, _built = backend.ensure_image(build_env)
-    vconf = build_env.config.environment
-    spec = SandboxSpec(
-        image=image,
-        cpus=vconf.cpus,
-        memory_mb=vconf.memory_mb,
-        pids_limit=vconf.pids_limit or config.sandbox.pids_limit,
-        disk_limit_mb=vconf.storage_mb,
-        network=_network(env, config),
-        env=dict(vconf.env),
-        labels={**getattr(sandbox.spec, "labels", {}), "envqa.role": "verifier"},
-        output_limit_bytes=config.sandbox.output_limit_bytes,
-        init_dirs=["/logs/verifier", ARTIFACTS_DIR],
-    )
-    with backend.start(spec) as verifier_box:
+    labels = {**getattr(sandbox.spec, "labels", {}), "envqa.role": "verifier"}
+    with backend.start(container_spec(env, image, config, labels, Role.VERIFIER)) as verifier_box:
         for host, target in pairs:
             verifier_box.upload(host, target)
-        return run_verifier(verifier_box, _as_shared(env, bundled), trial_dir, timeout)
+        return run_in_place(verifier_box, _as_shared(env, bundled), trial_dir, timeout)

@@ -4,3 +4,10 @@ executor, a store and a sandbox backend, approvals, `qa serve`, Slack, the HTML 
 # The app's notifiers join envqa.core.notify here, so every process that runs a graph through the app (`qa run`,
 # a worker running a control job, `qa serve` resuming one) posts to Slack when `[slack] channel` is set.
 from envqa.app import slack as _slack  # noqa: F401
+
+# The model SDK adapters (envqa.providers) join core's ModelClient seam here: roles and graphs ask
+# envqa.core.model_client.client_for(spec, config) and never import an adapter (import-linter holds it).
+from envqa.core.model_client import use_model_clients as _use_model_clients
+from envqa.providers import create_client as _create_client
+
+_use_model_clients(_create_client)

@@ -17,8 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from envqa.app.ci_output import ANNOTATION, ICON, cell, command, fenced, folded
-
-BUDGET = 60_000
+from envqa.core.defaults import ANALYZE_BUDGET as BUDGET
 
 
 def rate(r: dict) -> str:

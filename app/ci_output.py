@@ -22,10 +22,10 @@ from typing import Literal
 
 from envqa.app.dataset_models import DatasetReport, TaskFinding, TaskRow
 from envqa.app.dataset_rows import FIXED, proposal_state, top_finding
+from envqa.core.defaults import CI_BUDGET as BUDGET
+from envqa.core.defaults import CI_EVIDENCE_LINES as EVIDENCE_LINES
 
 COMMENT_LIMIT = 65_536  # GitHub's limit on a comment body
-BUDGET = 60_000  # what the folded sections may use, leaving room for the table
-EVIDENCE_LINES = 40
 ANNOTATION = {"critical": "error", "error": "error", "warning": "warning", "info": "notice"}
 ICON = {
     "clean": "✅",

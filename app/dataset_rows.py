@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 
 from envqa.app.dataset_models import TaskFinding, TaskProposal, TaskRow
+from envqa.core.defaults import DATASET_EVIDENCE_CHARS as EVIDENCE_CHARS
 from envqa.core.verdicts import exit_code as verdict_exit
 
 LOCATION = re.compile(r"^(?P<file>[^:\s][^:]*?)(?::(?P<line>\d+))?$")
-EVIDENCE_CHARS = 4000  # per finding: the task's own report has the rest
 FIXED = "fixed in a later version: "
 SEVERITY_RANK = {"critical": 0, "error": 1, "warning": 2, "info": 3}
 

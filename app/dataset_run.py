@@ -38,13 +38,14 @@ from envqa.app.dataset import (
 )
 from envqa.app.dataset_models import DatasetReport, TaskRow
 from envqa.core.config import QAConfig
+from envqa.core.defaults import DATASET_POOL_STOP_SEC
+from envqa.core.defaults import DATASET_STOP_GRACE_SEC as STOP_GRACE_SEC
 from envqa.core.errors import EnvQAError, InfraError, InputError
 from envqa.store.datasets import FINAL_TASK
 from envqa.store.db import Store
 
 log = structlog.get_logger(__name__)
 FINAL_RUN = ("finished", "awaiting_approval")  # a run in one of these has its report: the task is done
-STOP_GRACE_SEC = 15.0  # Ctrl-C: how long the task threads get to wind down before the last container sweep
 
 
 @dataclass
@@ -304,7 +305,7 @@ class shared_workers:
         else:
             os.environ["REDIS_URL"] = self.saved
         if self.pool is not None:
-            self.pool.stop(grace=5.0)
+            self.pool.stop(grace=DATASET_POOL_STOP_SEC)
         if self.server is not None:
             self.server.cleanup()
 

@@ -21,7 +21,7 @@ from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from envqa.app.cli_rules import MARK_BEGIN, MARK_END, catalogue_markdown
+from envqa.app.cli.rules import MARK_BEGIN, MARK_END, catalogue_markdown
 from envqa.core.config import QAConfig
 
 CONFIG_BEGIN = "<!-- make docs: configuration begin -->"

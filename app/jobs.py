@@ -21,23 +21,23 @@ from pathlib import Path
 
 import structlog
 
-from envqa.agents import analyst
 from envqa.agents.base import Agent, AgentContext, AgentRun
 from envqa.agents.catalog import create_agent
-from envqa.agents.providers import create_client
-from envqa.agents.trace_view import load_trajectory
 from envqa.agents.trial import run_trial
 from envqa.core.config import QAConfig
 from envqa.core.environment import load_environment
-from envqa.core.errors import InfraError, InputError, ProviderError
+from envqa.core.errors import InputError, ProviderError
 from envqa.core.executor import Call, ProbeJob, ProbeOutcome, TrialJob, TrialView, outcome_of
 from envqa.core.layout import RunLayout
 from envqa.core.models import Outcome, TrialResult, utcnow
-from envqa.core.policy import TRANSIENT_INFRA, error_class_of
+from envqa.core.policy import error_class_of, trial_error
 from envqa.core.queues import SANDBOX_QUEUE, queue_for_model
+from envqa.probes.analyst import model as analyst
+from envqa.probes.analyst.trace_view import load_trajectory
 from envqa.probes.base import ProbeContext
 from envqa.probes.catalog import run_probes
 from envqa.probes.replay_units import UNITS
+from envqa.providers import create_client
 from envqa.sandbox.backends import create_backend
 from envqa.scheduler.dispatch import on_beat
 from envqa.store.db import Store
@@ -131,9 +131,10 @@ def run_trial_job(payload: dict) -> dict:
         if agent.error is not None:
             store.save_attempt(result)  # retried; give_up_trial records it if no later attempt does better
             raise agent.error
-        if result.outcome == Outcome.INFRA and result.error_class in TRANSIENT_INFRA:
+        retry = trial_error(result)  # the sandbox queue's policy retries it, as a probe's trial is (core/policy.py)
+        if retry is not None:
             store.save_attempt(result)
-            raise InfraError(result.error_message or result.error_class, result.error_class)
+            raise retry
         _record_with_files(store, config, result)
         done = result
     return {"trial_id": done.trial_id, "outcome": done.outcome.value, "reward": done.reward}

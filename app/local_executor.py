@@ -46,7 +46,7 @@ class LocalExecutor:
     def run_probe_jobs(self, jobs: list[ProbeJob]) -> list[ProbeOutcome]:
         return [run_probe_in_process(job, self.backend, self.store, self.on_event) for job in jobs]
 
-    def run_call(self, call: Call, *, deadline_sec: float = 3600.0) -> dict:
+    def run_call(self, call: Call, *, deadline_sec: float | None = None) -> dict:
         """In this process; a failure is recorded on the call's row and re-raised."""
         row = self.store.get_call(call.call_id)
         if row and row["status"] == "done":

@@ -113,7 +113,7 @@ def gate_line(gate: dict | None) -> str:
         return "gate: -"
     checks = ", ".join(f"{c['name']} {'ok' if c['passed'] else 'FAILED'}" for c in gate.get("checks", []))
     line = f"gate: {'passed' if gate.get('passed') else 'FAILED'} ({checks or 'no checks'})"
-    if gate.get("still_open"):  # rules the proposal does not address (probes/gate.py): they do not fail the gate
+    if gate.get("still_open"):  # rules the proposal does not address (graphs/gate.py): they do not fail the gate
         line += f"; still open: {', '.join(gate['still_open'])}"
     return line
 

@@ -81,7 +81,7 @@ def _spend(report: dict) -> list[list[str]]:
 
 
 def print_story(report: dict, console: Console, html: Path | None, decisions=None) -> None:
-    """Everything after the versions table that `qa show` prints (envqa/cli_runs.print_loop prints that):
+    """Everything after the versions table that `qa show` prints (app/cli/runs.py print_loop prints that):
     what was found, then `decisions(report, console)` (proposals, gates, approvals), then spend and the path."""
     for title, cols, rows, ids in (
         (

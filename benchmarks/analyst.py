@@ -5,7 +5,7 @@
 DIR holds `cases.yaml` (see benchmarks/analyst_set/cases.yaml: each case is one trial, its steps, the
 verifier's output and the label a human gave it) and the small tasks its cases name (`tasks/<name>`;
 `examples/<name>` refers to this project's examples). Every case is rebuilt as a real trial directory with
-an ATIF trajectory and labelled through the same code as `qa run` (agents/analyst.py: the structured
+an ATIF trajectory and labelled through the same code as `qa run` (probes/analyst/model.py: the structured
 answer, the citation check, one repair). The baseline, measured on the same cases in the same run, is
 what you get without a model: pass -> legitimate, fail -> capability.
 
@@ -120,10 +120,10 @@ def baseline(case: Case) -> str:
 
 
 def measure(root: Path, model: str, config, goal: float) -> dict:
-    from envqa.agents.analyst import analyze_trial
-    from envqa.agents.providers import create_client
     from envqa.core.environment import load_environment
     from envqa.core.errors import EnvQAError
+    from envqa.probes.analyst.model import analyze_trial
+    from envqa.providers import create_client
 
     cases = load_cases(root)
     client = create_client(model, config)

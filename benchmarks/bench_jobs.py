@@ -80,8 +80,8 @@ _clients: dict = {}
 
 
 def _client(url: str, model: str):
-    from envqa.agents.providers.openai_client import OpenAIClient
     from envqa.core.config import ProviderEndpoint
+    from envqa.providers.openai_client import OpenAIClient
 
     key = (url, model)
     if key not in _clients:

@@ -46,6 +46,9 @@ from envqa.scheduler.simulate import SimJob, sim_envelope
 from envqa.store.db import Store
 from envqa.store.pg_server import PostgresServer
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from chaos_load import Load  # the benchmark's sibling, run as a script
+
 RUN_ID = "chaos"
 MODELS = {"chaos/a": 3, "chaos/b": 2, "chaos/c": 2}
 DEADLINE_SEC = 600
@@ -137,35 +140,65 @@ class Chaos(threading.Thread):
             time.sleep(0.05)
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser()
     ap.add_argument("--trials", type=int, default=1000)
     ap.add_argument("--kills", type=int, default=20)
     ap.add_argument("--workers-per-host", type=int, default=3)
     ap.add_argument("--seed", type=int, default=16)
-    args = ap.parse_args()
-    rng = random.Random(args.seed)
-    tmp = Path(tempfile.mkdtemp(prefix="envqa-chaos-"))
+    ap.add_argument(
+        "--load",
+        default="",
+        help="load beside the run, started and stopped by pid: docker, cpu:N, io:N, comma separated "
+        "(benchmarks/chaos_load.py); default none",
+    )
+    return ap.parse_args()
+
+
+def start_pools(tmp: Path, redis: RedisServer, url: str, sched: SchedulerSettings, per_host: int) -> list[WorkerPool]:
+    """Two "hosts": `qa worker` pools with their own QA_HOME, sharing only Redis and Postgres."""
+    pools = []
+    for host in ("host-a", "host-b"):
+        (tmp / host).mkdir()
+        pools.append(
+            WorkerPool(
+                redis.url,
+                per_host,
+                "*",
+                settings_json=sched.model_dump_json(),
+                env={"QA_HOME": str(tmp / host), "QA_STORE_URL": url},
+                log_dir=tmp / host / "logs",
+            ).start()
+        )
+    return pools
+
+
+def follow(store: Store, conn: Redis, sched: SchedulerSettings, ids: list[str]) -> dict:
+    """Wait for every trial like `qa run` does (envqa.scheduler.rq_executor), at most DEADLINE_SEC."""
+    last_reconcile, deadline = time.monotonic(), time.monotonic() + DEADLINE_SEC
+    while time.monotonic() < deadline:
+        states = _retrying(store.trial_states, ids)
+        if all(s == "done" for s, _ in states.values()) and len(states) == len(ids):
+            break
+        if time.monotonic() - last_reconcile > 2.0:  # what RQExecutor does while it follows a run
+            recover_abandoned(conn, set(MODELS))  # logs and carries on when Redis is away
+            _retrying(reconcile, store, conn, sched, RUN_ID)
+            last_reconcile = time.monotonic()
+        time.sleep(0.2)
+    return store.trial_states(ids)
+
+
+def run(args: argparse.Namespace, tmp: Path, rng: random.Random) -> tuple[list[str], dict, float, Chaos]:
+    """Start the hosts, submit every trial while the chaos runs, follow them; (ids, states, makespan, chaos)."""
     pg = PostgresServer().start()
     redis = RedisServer(tmp / "redis", port=free_port()).start()  # restarted on the same port below
     url = pg.create_database("chaos")
     os.environ["QA_STORE_URL"] = url  # this process's store, and every worker's (inherited)
     events = tmp / "events.jsonl"
     sched = settings()
-    pools = []
+    pools: list[WorkerPool] = []
     try:
-        for host in ("host-a", "host-b"):
-            (tmp / host).mkdir()
-            pools.append(
-                WorkerPool(
-                    redis.url,
-                    args.workers_per_host,
-                    "*",
-                    settings_json=sched.model_dump_json(),
-                    env={"QA_HOME": str(tmp / host), "QA_STORE_URL": url},
-                    log_dir=tmp / host / "logs",
-                ).start()
-            )
+        pools = start_pools(tmp, redis, url, sched, args.workers_per_host)
         store = Store(url)
         conn = Redis.from_url(redis.url)
         models = list(MODELS)
@@ -184,67 +217,71 @@ def main() -> None:
         for spec in specs:
             job = SimJob(spec=spec, db_path=url, log_path=str(events), latency_sec=rng.uniform(0.05, 0.25))
             _retrying(submit, store, conn, spec, sim_envelope(job), sched)
-        last_reconcile, deadline = time.monotonic(), time.monotonic() + DEADLINE_SEC
-        while time.monotonic() < deadline:
-            states = _retrying(store.trial_states, ids)
-            if all(s == "done" for s, _ in states.values()) and len(states) == len(ids):
-                break
-            if time.monotonic() - last_reconcile > 2.0:  # what RQExecutor does while it follows a run
-                recover_abandoned(conn, set(MODELS))  # logs and carries on when Redis is away
-                _retrying(reconcile, store, conn, sched, RUN_ID)
-                last_reconcile = time.monotonic()
-            time.sleep(0.2)
+        states = follow(store, conn, sched, ids)
         makespan = time.time() - t0
         chaos.done.set()
         chaos.join(timeout=60)
-        states = store.trial_states(ids)
     finally:
         for pool in pools:
             pool.stop(grace=5)
         redis.cleanup()
         pg.cleanup()
+    return ids, states, makespan, chaos
+
+
+def tally(ids: list[str], states: dict, events: Path) -> dict:
+    """Lost, recorded twice, and what the chaos cost, from the store and the jobs' own events."""
     evs = [json.loads(x) for x in events.read_text().splitlines() if x.strip()]
     fresh: dict[str, int] = {}
+    gave_up: dict[str, int] = {}  # trials recorded as infra through their give-up hook instead of a result
     for e in evs:
         if e["ev"] == "record" and e.get("fresh"):
             fresh[e["id"]] = fresh.get(e["id"], 0) + 1
-    lost = sum(1 for i in ids if states.get(i, ("missing", 0))[0] != "done" or fresh.get(i, 0) == 0)
-    twice = sum(1 for n in fresh.values() if n > 1)
-    calls = sum(1 for e in evs if e["ev"] == "call")  # completed model calls (what a provider bills)
-    starts = sum(1 for e in evs if e["ev"] == "start")  # executions begun, killed ones included
-    kills = sum(1 for _, what in chaos.log if what.startswith("kill"))
-    gave_up: dict[str, int] = {}  # trials recorded as infra through their give-up hook instead of a result
-    for e in evs:
-        if e["ev"] == "record" and e.get("fresh") and e.get("error_class"):
-            gave_up[e["error_class"]] = gave_up.get(e["error_class"], 0) + 1
+            if e.get("error_class"):
+                gave_up[e["error_class"]] = gave_up.get(e["error_class"], 0) + 1
+    unfinished = [i for i in ids if states.get(i, ("missing", 0))[0] != "done" or fresh.get(i, 0) == 0]
+    return {
+        "trials": len(ids),
+        "lost": len(unfinished),
+        "recorded_twice": sum(1 for n in fresh.values() if n > 1),
+        "extra_model_calls": sum(1 for e in evs if e["ev"] == "call") - len(ids),  # what a provider bills
+        "extra_executions": sum(1 for e in evs if e["ev"] == "start") - len(ids),  # killed ones included
+        "gave_up": gave_up,
+        "unfinished": unfinished,
+    }
+
+
+def main() -> None:
+    args = parse_args()
+    rng = random.Random(args.seed)
+    tmp = Path(tempfile.mkdtemp(prefix="envqa-chaos-"))
+    load = Load(args.load).start() if args.load else None
+    try:
+        ids, states, makespan, chaos = run(args, tmp, rng)
+    finally:
+        if load is not None:
+            load.stop()
+    out = tally(ids, states, tmp / "events.jsonl")
+    unfinished = out.pop("unfinished")
     for when, what in chaos.log:
         print(f"{when:7.2f}s  {what}")
-    out = {
-        "trials": len(ids),
-        "lost": lost,
-        "recorded_twice": twice,
-        "extra_model_calls": calls - len(ids),
-        "extra_executions": starts - len(ids),
-        "gave_up": gave_up,
-        "makespan_s": round(makespan, 1),
-        "kills": kills,
-        "redis_restarts": sum(1 for _, w in chaos.log if w.startswith("redis")),
-        "postgres_restarts": sum(1 for _, w in chaos.log if w.startswith("postgres")),
-    }
-    ok = (
-        lost == 0
-        and twice == 0
-        and kills == args.kills
-        and out["redis_restarts"] >= 1
-        and out["postgres_restarts"] >= 1
+    out.update(
+        makespan_s=round(makespan, 1),
+        kills=sum(1 for _, what in chaos.log if what.startswith("kill")),
+        redis_restarts=sum(1 for _, w in chaos.log if w.startswith("redis")),
+        postgres_restarts=sum(1 for _, w in chaos.log if w.startswith("postgres")),
     )
+    if load is not None:
+        out["load"] = load.summary()
+        load.cleanup()
+    # A run whose chaos did not all happen proves less than it claims: that is a miss too.
+    ok = not out["lost"] and not out["recorded_twice"] and out["kills"] == args.kills
+    ok = ok and out["redis_restarts"] >= 1 and out["postgres_restarts"] >= 1
     if ok:
         shutil.rmtree(tmp, ignore_errors=True)
     else:  # what a miss needs to be understood: the workers' logs and the jobs' own events
-        unfinished = [i for i in ids if states.get(i, ("missing", 0))[0] != "done" or fresh.get(i, 0) == 0]
         print(f"kept {tmp} (worker logs under host-*/logs, events.jsonl); not done: {unfinished[:20]}")
     print(json.dumps(out))
-    # A run whose chaos did not all happen proves less than it claims: that is a miss too.
     sys.exit(0 if ok else 1)
 
 

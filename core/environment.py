@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from envqa.core.env_cache import ParseCache, rebased, symlinks_under
 from envqa.core.errors import InputError
 from envqa.core.task_config import TaskConfig, TaskOS
 from envqa.core.task_config_keys import ConfigWarning, unknown_keys
@@ -174,25 +175,69 @@ def iter_files(root: Path, only: list[Path] | None = None) -> list[Path]:
     return sorted(set(files), key=lambda p: p.relative_to(root).as_posix())
 
 
-def load_environment(env_dir: str | Path, *, lint: bool = False) -> Environment:
+# Every environment parsed in this process, by content (core/env_cache.py): a version is parsed once.
+PARSED: ParseCache[Environment] = ParseCache()
+
+
+def load_environment(env_dir: str | Path, *, lint: bool = False, version: str | None = None) -> Environment:
     """Parse and check an environment directory; raises InputError naming the file and problem.
 
     A task that declares what qa cannot run yet (`Environment.not_yet_run`) is refused unless `lint`; with
-    `lint`, an empty instruction.md loads too (`qa lint` reports it as a finding, with the others)."""
+    `lint`, an empty instruction.md loads too (`qa lint` reports it as a finding, with the others).
+
+    Content already parsed in this process is not parsed again, wherever it lies (core/env_cache.py): the
+    directory is hashed and the earlier parse moved to it. `version` is for an immutable snapshot named by its
+    hash (store/versions.py): trusted, it spares hashing the files on every graph node."""
+    root = _environment_root(env_dir)
+    env = _parsed_once(root, lint, version)
+    refused = [] if lint or env.format != EnvFormat.HARBOR else env.not_yet_run()
+    if refused:
+        raise refused[0]
+    return env
+
+
+def _parsed_once(root: Path, lint: bool, version: str | None) -> Environment:
+    try:
+        key = (version or content_hash(root), symlinks_under(root, IGNORED_DIRS), lint)
+    except OSError:  # an unreadable or dangling file: the parse reports it as it always did
+        return _parse(root, lint)
+    hit = PARSED.get(key)
+    if hit is not None:
+        return _moved(hit[1], hit[0], root)
+    env = _parse(root, lint, None if version else key[0])
+    PARSED.put((env.version, key[1], lint), root, env)  # a trusted version is checked here, on the first parse
+    return env
+
+
+def _moved(env: Environment, old: Path, new: Path) -> Environment:
+    """`env`, parsed at `old`, as parsing the same content at `new` gives it: its paths, and what names them."""
+    if old == new:
+        return env
+    moved = rebased(env, old, new)
+    warnings = unknown_keys(env.config, str(new / "task.toml")) if env.format == EnvFormat.HARBOR else []
+    return moved.model_copy(update={"name": _env_name(new, env.config, env.format), "warnings": warnings})
+
+
+def _env_name(root: Path, config: TaskConfig, fmt: EnvFormat) -> str:
+    return config.task.name if fmt == EnvFormat.HARBOR and config.task else root.name
+
+
+def _parse(root: Path, lint: bool, version: str | None = None) -> Environment:
+    if (root / "task.toml").exists():
+        return _load_harbor(root, lint, version)
+    return _load_tb1(root, version)
+
+
+def _environment_root(env_dir: str | Path) -> Path:
+    """The resolved directory, when it holds task.toml (Harbor) or task.yaml (Terminal-Bench 1)."""
     root = Path(env_dir)
     if not root.exists():
         raise _fail(root, "no such directory")
     if not root.is_dir():
         raise _fail(root, "not a directory: expected an environment directory")
     root = root.resolve()
-    if (root / "task.toml").exists():
-        env = _load_harbor(root, lint)
-        refused = [] if lint else env.not_yet_run()
-        if refused:
-            raise refused[0]
-        return env
-    if (root / "task.yaml").exists():
-        return _load_tb1(root)
+    if (root / "task.toml").exists() or (root / "task.yaml").exists():
+        return root
     if (root / "spec.md").exists():
         raise _fail(
             root / "spec.md",
@@ -202,7 +247,7 @@ def load_environment(env_dir: str | Path, *, lint: bool = False) -> Environment:
     raise _fail(root, "not an environment: expected task.toml (Harbor) or task.yaml (Terminal-Bench 1)")
 
 
-def _load_harbor(root: Path, lint: bool) -> Environment:
+def _load_harbor(root: Path, lint: bool, version: str | None = None) -> Environment:
     toml_path = root / "task.toml"
     try:
         raw = tomllib.loads(_read_text(toml_path, "task.toml"))
@@ -231,7 +276,7 @@ def _load_harbor(root: Path, lint: bool) -> Environment:
     compose_file, services = compose_services(root / "environment")
     return Environment(
         root=root,
-        name=(config.task.name if config.task else root.name),
+        name=_env_name(root, config, EnvFormat.HARBOR),
         format=EnvFormat.HARBOR,
         instruction=instruction,
         config=config,
@@ -239,7 +284,7 @@ def _load_harbor(root: Path, lint: bool) -> Environment:
         dockerfile=dockerfile,
         solution=solution,
         tests=tests,
-        version=content_hash(root),
+        version=version or content_hash(root),
         warnings=unknown_keys(config, str(toml_path)),
         steps=steps,
         compose_file=compose_file,
@@ -267,7 +312,7 @@ TB1_KEYS = {
 }
 
 
-def _load_tb1(root: Path) -> Environment:
+def _load_tb1(root: Path, version: str | None = None) -> Environment:
     """Terminal-Bench 1: task.yaml, Dockerfile at the root, solution.sh, run-tests.sh, tests/."""
     yaml_path = root / "task.yaml"
     try:
@@ -312,7 +357,7 @@ def _load_tb1(root: Path) -> Environment:
         raise _fail(root / "tests", "missing: tests/ with the pytest files is required")
     return Environment(
         root=root,
-        name=root.name,
+        name=_env_name(root, config, EnvFormat.TB1),
         format=EnvFormat.TB1,
         instruction=instruction,
         config=config,
@@ -325,5 +370,5 @@ def _load_tb1(root: Path) -> Environment:
         ],
         verifier_command="bash /tests/run-tests.sh",
         reward_source=RewardSource.PYTEST,
-        version=content_hash(root),
+        version=version or content_hash(root),
     )

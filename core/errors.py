@@ -60,6 +60,16 @@ class ProviderError(InfraError):
         super().__init__(message, error_class)
 
 
+class MalformedOutput(ProviderError):
+    """The model kept answering with something the pydantic schema rejects, after every retry."""
+
+    transient = False
+
+    def __init__(self, message: str, model: str | None = None, raw: str = ""):
+        self.raw = raw
+        super().__init__(message, "malformed_output", model)
+
+
 class RateLimited(ProviderError):
     """429 / rate limit: park the model's queue until `retry_after` seconds from now; spend no attempt."""
 

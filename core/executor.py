@@ -100,9 +100,9 @@ class Executor(Protocol):
     def run_probe_jobs(self, jobs: list[ProbeJob]) -> list[ProbeOutcome]:
         """Each probe job's outcome, in order; a job that gave up is a `lost` outcome, never a silent one."""
 
-    def run_call(self, call: Call, *, deadline_sec: float = 3600.0) -> dict:
-        """One call's result; raises InfraError when it gave up or missed the deadline (in-process executors
-        re-raise the call's own error)."""
+    def run_call(self, call: Call, *, deadline_sec: float | None = None) -> dict:
+        """One call's result; raises InfraError when it gave up or missed the deadline (`deadline_sec`, by
+        default `[scheduler] call_deadline_sec`; in-process executors re-raise the call's own error)."""
 
     def run_calls(self, calls: list[Call], *, deadline_sec: float) -> dict[str, dict]:
         """Every call at once; {call_id: row} with status `done`, `failed` or (still open at the deadline)

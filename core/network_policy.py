@@ -10,10 +10,10 @@ import functools
 import socket
 import threading
 
+from envqa.core.defaults import RESOLVE_PROBE_SEC
 from envqa.core.task_config import NetworkMode
 
 RESOLVE_PROBE_HOST = "pypi.org"  # what a verifier most often reaches for at verify time
-RESOLVE_PROBE_SEC = 2.0
 
 
 def agent_network_of(env) -> NetworkMode:

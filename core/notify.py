@@ -14,10 +14,11 @@ from collections.abc import Callable
 
 import structlog
 
+from envqa.core.defaults import NOTIFY_TIMEOUT_SEC
+
 log = structlog.get_logger(__name__)
 
 KINDS = ("awaiting_approval", "gate_result", "adopted", "run_finished", "budget_stop", "run_incomplete")
-NOTIFY_TIMEOUT_SEC = 10.0
 Notifier = Callable[..., None]  # notifier(config, kind, payload) -> None; raises on failure
 _NOTIFIERS: dict[str, Notifier] = {}
 

@@ -16,11 +16,22 @@ from pydantic import BaseModel
 
 from envqa.core.config import QueueSettings
 from envqa.core.errors import InfraError, InputError, ProviderError, ProviderOverloaded, RateLimited
+from envqa.core.models import Outcome, TrialResult
 from envqa.core.registry import TRANSIENT_INFRA  # infra error classes worth another try (the error-class registry)
 
 _T = TypeVar("_T")
 
-__all__ = ["TRANSIENT_INFRA", "Action", "Decision", "backoff", "decide", "error_class_of", "is_transient"]
+__all__ = [
+    "TRANSIENT_INFRA",
+    "Action",
+    "Decision",
+    "backoff",
+    "decide",
+    "decide_trial",
+    "error_class_of",
+    "is_transient",
+    "trial_error",
+]
 
 
 class Action(StrEnum):
@@ -91,3 +102,20 @@ def decide(exc: BaseException, failures: int, parks: int, policy: QueueSettings)
     return Decision(
         action=Action.RETRY, delay_sec=backoff(failures + 1, policy), error_class=cls, reason="transient error"
     )
+
+
+def trial_error(result: TrialResult) -> InfraError | None:
+    """The error a finished trial stands for when the machinery hiccuped (infra with a transient class: a sandbox
+    that failed to start or vanished under load), else None: its outcome stands. A queued trial raises it for the
+    worker's policy (`decide`); a probe's trial asks `decide_trial`: one rule for both."""
+    if result.outcome == Outcome.INFRA and result.error_class in TRANSIENT_INFRA:
+        return InfraError(result.error_message or result.error_class, result.error_class)
+    return None
+
+
+def decide_trial(result: TrialResult, failures: int, policy: QueueSettings) -> Decision | None:
+    """What to do with a finished trial run in place (a probe's): None keeps its result; else `decide` on its
+    error, as a queued trial's worker would (retry after the same backoff, or give up after `max_attempts`).
+    `failures` counts the attempts before this one."""
+    error = trial_error(result)
+    return None if error is None else decide(error, failures, 0, policy)

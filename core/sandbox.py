@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from envqa.core.defaults import SANDBOX_SETUP_EXEC_SEC
 from envqa.core.errors import InfraError, InputError
 from envqa.core.named import Named
 from envqa.core.strace import SYSCALLS, StraceEvent
@@ -153,10 +154,10 @@ class Sandbox(abc.ABC):
 
     def mkdirs(self, *paths: str, mode: int = 0o755) -> None:
         """Create directories (parents too). Backends may do this without running a process."""
-        res = self.exec(["mkdir", "-p", *paths], timeout=60)
+        res = self.exec(["mkdir", "-p", *paths], timeout=SANDBOX_SETUP_EXEC_SEC)
         if res.exit_code != 0:
             raise SandboxError(f"cannot create {', '.join(paths)}: {res.stderr.strip()}")
-        self.exec(["chmod", f"{mode:o}", *paths], timeout=60)
+        self.exec(["chmod", f"{mode:o}", *paths], timeout=SANDBOX_SETUP_EXEC_SEC)
 
     @abc.abstractmethod
     def stop(self) -> None:

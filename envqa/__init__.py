@@ -1,7 +1,8 @@
 """envqa: quality assurance for RL coding environments (`qa`).
 
 The package is laid out as its layers (docs/development.md, "Architecture"), each a top-level folder of the repository:
-app -> graphs -> agents | probes -> core <- sandbox | store | scheduler.
+app -> graphs -> probes -> agents -> core <- sandbox | store | scheduler | providers. probes sit above agents, not
+beside them: a probe runs trials through the agents' trial runtime and scripted exploits; no agent needs a probe.
 
 Installed, setuptools maps each folder to `envqa.<layer>` ([tool.setuptools] package-dir in pyproject.toml). In a
 checkout, `envqa/<layer>` is a relative symlink to `../<layer>`, so `import envqa.core` works without installing
@@ -17,7 +18,7 @@ import sys
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 
-_LAYERS = ("core", "agents", "probes", "graphs", "sandbox", "store", "scheduler", "app", "demo", "prompts")
+_LAYERS = ("core", "agents", "probes", "graphs", "sandbox", "store", "scheduler", "providers", "app", "demo", "prompts")
 _HERE = Path(__file__).resolve().parent
 
 

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import structlog
 
-from envqa.agents.analyst import AnalystJob, analyst_call_id
-from envqa.agents.providers import Spend, check_budget
 from envqa.core.environment import Environment
 from envqa.core.executor import LABEL_CALL, Call, absolute_config, results_of
 from envqa.core.models import Finding, TrialLabel, TrialResult
+from envqa.core.pricing import Spend, check_budget
 from envqa.graphs.sweep import _spend
-from envqa.probes.trial_labels import LabelContext, unlabeled
+from envqa.probes.analyst.model import AnalystJob, analyst_call_id
+from envqa.probes.analyst.rules import LabelContext, unlabeled
 
 log = structlog.get_logger(__name__)
 

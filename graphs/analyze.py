@@ -1,9 +1,9 @@
 """The analyze node: a stored TrialLabel for every trial of the current version, and the roll-up.
 
-Deterministic labels come first (probes/trial_labels.py) and are final. With `[analyst] model` set, the
+Deterministic labels come first (probes/analyst/rules.py) and are final. With `[analyst] model` set, the
 model trials the rules leave open (a solver's ordinary pass or fail) are labelled by the analyst model,
 each call a job on that model's own queue (graphs/analyst_dispatch.py, scheduler/calls.py). Without
-one they are stored as `unlabeled`, with the reason in `explanation`. The roll-up (graphs/label_rollup.py) goes into
+one they are stored as `unlabeled`, with the reason in `explanation`. The roll-up (probes/analyst/rollup.py) goes into
 state["labels"] for decide and the reviser.
 
 `label_trials` is also called at the end of the hunt node (its trials run after this node) and by the
@@ -17,10 +17,10 @@ import structlog
 from envqa.core.environment import Environment, load_environment
 from envqa.core.models import Finding, TrialLabel, TrialResult
 from envqa.graphs.analyst_dispatch import run_analyst_jobs
-from envqa.graphs.label_rollup import rollup
 from envqa.graphs.loop_state import current_env, state_trials
+from envqa.probes.analyst.rollup import rollup
+from envqa.probes.analyst.rules import context_for, deterministic_label, unlabeled
 from envqa.probes.cross_trial_qa import version_findings
-from envqa.probes.trial_labels import context_for, deterministic_label, unlabeled
 
 log = structlog.get_logger(__name__)
 NO_MODEL = (

@@ -96,7 +96,7 @@ def revision_request(
 ) -> Request | None:
     """What to ask the reviser for; None when the version needs nothing.
 
-    `rollup` is the version's label roll-up (graphs/label_rollup.py). With one, a problem label counts only
+    `rollup` is the version's label roll-up (probes/analyst/rollup.py). With one, a problem label counts only
     when the roll-up calls it consistent (trials and models agree); a label it calls noise is one odd
     trajectory, not a property of the task. Without one (no labels at all), the raw failure counts decide."""
     if findings:

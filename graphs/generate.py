@@ -23,7 +23,8 @@ import structlog
 from pydantic import BaseModel, Field
 
 from envqa.agents.generator import GeneratedTask, ask_generator, build_prompt, embed_spec, read_spec, write_file_set
-from envqa.agents.providers.structured import is_invalid_answer
+from envqa.agents.structured import is_invalid_answer
+from envqa.core.defaults import GENERATE_LOG_TAIL as TAIL
 from envqa.core.environment import load_environment
 from envqa.core.errors import EnvQAError, InfraError, PatchError
 from envqa.core.layout import RunLayout
@@ -33,7 +34,6 @@ from envqa.probes.lint import lint_structure
 from envqa.probes.static import static_findings
 
 log = structlog.get_logger(__name__)
-TAIL = 3000
 # How far an attempt got, in the order the checks run (the yield table counts variants per level).
 LEVELS = ["refused", "generated", "built", "oracle passes", "nop fails", "accepted"]
 

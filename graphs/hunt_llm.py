@@ -15,18 +15,18 @@ from __future__ import annotations
 
 import structlog
 
-from envqa.agents.trace_view import load_trajectory
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Outcome, Severity, TrialLabel, TrialResult, TrialSpec
 from envqa.core.registry import get_rule
 from envqa.graphs.analyst_dispatch import budget_reached
 from envqa.graphs.analyze import label_trials, version_rollup
+from envqa.probes.analyst.rules import context_for, strace_shortcut
+from envqa.probes.analyst.trace_view import load_trajectory
 from envqa.probes.base import ProbeContext
 from envqa.probes.dispatch import dispatch_replays
 from envqa.probes.regression_exploits import RegressionExploit, exploits_for_env, save_exploit, transcript_of
 from envqa.probes.replay_units import EXPLOIT_REPLAY, SOLVER_REPLAY, exploit_replay_args, solver_replay_args
 from envqa.probes.solver_passes import solver_commands
-from envqa.probes.trial_labels import context_for, strace_shortcut
 
 log = structlog.get_logger(__name__)
 RULE = "llm-exploit"

@@ -15,11 +15,11 @@ from envqa.core.models import Finding, TrialResult
 from envqa.core.notify import notify
 from envqa.graphs.analyze import report_label
 from envqa.graphs.decide import band_measure, open_findings
+from envqa.graphs.gate import oracle_notice
 from envqa.graphs.imported import cross_trial_section
 from envqa.graphs.loop_state import versions_of
 from envqa.graphs.spend import spend_section
 from envqa.probes.coverage import coverage_section
-from envqa.probes.gate import oracle_notice
 
 SCHEMA_VERSION = 2
 
@@ -130,7 +130,7 @@ def report_body(deps, state, verdict: str, stop_reason: str | None, pending: dic
         "run_id": run_id,
         "environment": {"dir": state["env_dir"], "name": state.get("env_name"), "version": state.get("version")},
         "verdict": verdict,
-        # said first: e.g. the reference solution fails, so no fix can pass the gate until it works (probes/gate.py)
+        # said first: e.g. the reference solution fails, so no fix can pass the gate until it works (graphs/gate.py)
         "notices": [n for n in [oracle_notice([Finding.model_validate(f) for f in state.get("findings", [])])] if n],
         "in_band": band["in_band"],
         "band": band,

@@ -12,6 +12,7 @@ from typing import Annotated, Any, TypedDict
 
 from envqa.core.environment import Environment
 from envqa.core.models import TrialResult
+from envqa.core.registry.rules import EXPLAINS
 from envqa.core.store import Versions
 
 _RESET = "__reset__"
@@ -25,11 +26,22 @@ def per_version(left: list | None, right: Any) -> list:
 
 
 def per_version_findings(left: list | None, right: Any) -> list:
-    """per_version, and a finding that names its cause (a `subtype`) supersedes the same rule's finding without
-    one: validation's `nop-passes` gives way to the hunt's explained one (probes/nop_cause.py)."""
+    """per_version, and two ways a later finding gives the cause of an earlier one:
+    - a finding that names its cause (a `subtype`) supersedes the same rule's finding without one: validation's
+      `nop-passes` gives way to the hunt's explained one (probes/nop_cause.py);
+    - a finding whose rule `explains` another (core/registry/rules.toml) withdraws that rule's findings: the
+      egress probe's `network-dependent-pass` explains validation's `oracle-fails`."""
     merged = per_version(left, right)
-    named = {f.get("rule") for f in merged if isinstance(f, dict) and f.get("subtype")}
-    return [f for f in merged if not (isinstance(f, dict) and f.get("rule") in named and not f.get("subtype"))]
+    found = [f for f in merged if isinstance(f, dict)]
+    named = {f.get("rule") for f in found if f.get("subtype")}
+    explained = {other for f in found for other in EXPLAINS.get(str(f.get("rule")), ())}
+    return [
+        f
+        for f in merged
+        if not (
+            isinstance(f, dict) and ((f.get("rule") in named and not f.get("subtype")) or f.get("rule") in explained)
+        )
+    ]
 
 
 def fresh(items: list | None = None) -> dict:

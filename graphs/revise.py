@@ -3,7 +3,7 @@
 `revise_node` tries the mechanical fixers first (no model) and hands what they cannot fix to the LLM
 reviser when `[reviser] model` is set; otherwise it says which rules need a model. A repair (after a
 failed gate) goes to the model with the gate's reasons. `gate_node` runs the validation gate
-(envqa.probes.gate) on the candidate version. Both keep proposals in the store; the state holds only the
+(envqa.graphs.gate) on the candidate version. Both keep proposals in the store; the state holds only the
 proposal id, a note and the gate's feedback. Nodes never read the user's directory: only versions.
 """
 
@@ -17,16 +17,16 @@ from envqa.agents.fixers import actionable, fixable_rules
 from envqa.agents.fixers.pins import image_packages
 from envqa.agents.fixers.separate import AUTHOR as SEPARATE_AUTHOR
 from envqa.agents.fixers.separate import choose_fix, discard, separate_after_gate
-from envqa.agents.providers.structured import is_invalid_answer
 from envqa.agents.reviser import answer_diff, ask_reviser, build_prompt
+from envqa.agents.structured import is_invalid_answer
 from envqa.core.environment import load_environment
 from envqa.core.errors import InfraError, PatchError
 from envqa.core.models import Finding, GateCheck, GateResult, Proposal, SpecConsistency
 from envqa.core.patches import make_diff
 from envqa.core.store import Versions
+from envqa.graphs.gate import GateInputs, feedback, oracle_notice, run_gate
 from envqa.graphs.loop_state import state_trials
 from envqa.graphs.spend import run_budget
-from envqa.probes.gate import GateInputs, feedback, oracle_notice, run_gate
 from envqa.probes.spec_consistency import check_revision, spec_of
 
 log = structlog.get_logger(__name__)

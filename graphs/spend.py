@@ -8,8 +8,7 @@ sweep does not start the count again. The report shows the same figures per role
 
 from __future__ import annotations
 
-from envqa.agents.providers import Spend, check_budget
-from envqa.agents.providers.pricing import BudgetCheck
+from envqa.core.pricing import BudgetCheck, Spend, check_budget
 from envqa.graphs.analyst_dispatch import analyst_spend
 from envqa.graphs.sweep import _spend as trial_spend
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import structlog
 
-from envqa.agents.providers import Spend, check_budget, create_client
 from envqa.agents.trajectory import read_final_metrics
 from envqa.core.config import QAConfig
 from envqa.core.errors import ProviderAuthError
+from envqa.core.model_client import client_for
 from envqa.core.models import Outcome, TrialResult, TrialSpec
+from envqa.core.pricing import Spend, check_budget
 from envqa.core.stats import StopRule, pass_at_k, summarize, wilson
 from envqa.graphs.imported import by_identity, import_trials
 from envqa.graphs.loop_state import current_env, trial_summaries
@@ -110,7 +111,7 @@ def check_models(config: QAConfig) -> None:
     """Fail fast (exit 2) on a malformed spec, an unknown provider or a missing key, before any work."""
     for model in dict.fromkeys([*config.sweep.models, config.analyst.model, config.hunter.model, config.reviser.model]):
         if model:  # the analyst's and the hunter's too (issue 11), and the reviser's (issue 9)
-            create_client(model, config)
+            client_for(model, config)
 
 
 def _has_budget(config: QAConfig) -> bool:

@@ -8,6 +8,7 @@ chosen network. Probes register by name so config picks which run (`[probes] ena
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,14 +17,13 @@ import structlog
 
 from envqa.agents.base import Agent, AgentContext, AgentRun
 from envqa.agents.catalog import create_agent
-from envqa.agents.trial import run_trial
+from envqa.agents.trial import TrialVerifier, run_trial, with_egress
 from envqa.core.config import QAConfig
 from envqa.core.environment import Environment
 from envqa.core.layout import RunLayout
 from envqa.core.models import Finding, Outcome, Phase, TrialResult, TrialSpec
 from envqa.core.named import Named
-from envqa.core.network_policy import allowlist_of
-from envqa.core.policy import TRANSIENT_INFRA
+from envqa.core.policy import Action, decide_trial
 from envqa.core.queues import SANDBOX_QUEUE, queue_settings
 from envqa.core.sandbox import Sandbox, SandboxBackend, SandboxError, SandboxSpec, SyscallTrace
 from envqa.core.strace import EXEC_SYSCALLS, SYSCALLS, StraceEvent
@@ -138,6 +138,12 @@ class ProbeContext:
     def settings(self):
         return self.config.probes
 
+    @property
+    def verifier(self) -> TrialVerifier:
+        """The verifier of this context's trials, to run again on a kept end state (a separate verifier starts
+        its fresh container on this backend)."""
+        return TrialVerifier(self.backend, self.config)
+
     def passed(self, agent: str) -> list[TrialResult]:
         return [t for t in self.validation if t.agent == agent and t.outcome == Outcome.PASS]
 
@@ -178,23 +184,16 @@ class ProbeContext:
                 keep(sandbox, result)
 
         backend = self.backend
-        allowed = allowlist_of(self.env)
-        if network and network != "none" and allowed is not None and backend.supports("with_egress_allowlist"):
-            # allowlist mode: the open network is reached only through an egress proxy for the allowed hosts
-            backend = backend.with_egress_allowlist(
-                allowed,
-                image=self.config.sandbox.base_image,
-                upstream=network,
-                label=self.config.sandbox.label,
-                labels={"envqa.run": self.run_id},
-            )
+        if network and network != "none":  # allowlist mode: the open network only through the egress proxy
+            backend = with_egress(backend, self.env, self.config, upstream=network, labels={"envqa.run": self.run_id})
         backend = _OnNetwork(backend, network) if network else backend
         self.announce(spec)
         # The machinery's hiccups (a sandbox that failed to start or vanished under load) get the retries a
-        # scheduled trial gets, so a probe's question is not lost to one of them (examples/network-fetch
-        # once missed its findings that way).
-        attempts = max(1, queue_settings(self.config.scheduler, SANDBOX_QUEUE).max_attempts or 1)
-        for attempt in range(1, attempts + 1):
+        # scheduled trial gets, by the same policy (core/policy.py `decide_trial`: the sandbox queue's attempts
+        # and backoff), so a probe's question is not lost to one of them (examples/network-fetch once missed
+        # its findings that way).
+        policy = queue_settings(self.config.scheduler, SANDBOX_QUEUE)
+        for attempt in range(1, (policy.max_attempts or 1) + 1):
             if trace and attempt > 1:
                 tracer = _Traced(impl, self.layout.trial_dir(spec.trial_id) / "strace.txt")
             try:
@@ -204,15 +203,18 @@ class ProbeContext:
             finally:
                 if tracer is not None and tracer.session is not None:
                     events = tracer.finish()
-            if result.outcome != Outcome.INFRA or result.error_class not in TRANSIENT_INFRA or attempt == attempts:
+            decision = decide_trial(result, attempt - 1, policy)
+            if decision is None or decision.action != Action.RETRY:
                 break
             log.warning(
                 "probe.trial_retry",
                 trial_id=spec.trial_id,
                 attempt=attempt,
                 error_class=result.error_class,
+                delay=round(decision.delay_sec, 3),
                 error=(result.error_message or "")[:200],
             )
+            time.sleep(decision.delay_sec)  # the queue's backoff, as a queued trial waits (bounded: backoff_max_sec)
         self.record(result)
         self.new_trials.append(result)
         return HuntTrial(result=result, events=events, traced=tracer is not None and bool(events), notes=notes)

@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from envqa.agents.trace_view import load_trajectory
 from envqa.core.imported import ImportedTrial, TestOutcome, TrajectoryStep
 from envqa.core.imported_trials import read_sidecar
 from envqa.core.models import Finding, TrialResult
 from envqa.core.parsers.shell import parse_script
 from envqa.core.readers.common import pytest_summary, read_text
+from envqa.probes.analyst.trace_view import load_trajectory
 from envqa.probes.cross_trial import TaskTrials, cross_trial_findings
 
 AGENTS = ("solver", "oracle", "nop")  # the trials whose outcomes are about the task (not probes, not exploits)

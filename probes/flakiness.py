@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from envqa.agents.trial import run_verifier
+from envqa.agents.trial import TrialVerifier
+from envqa.core.defaults import PROBE_EXEC_SEC
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
 from envqa.core.sandbox import Sandbox
@@ -53,27 +54,33 @@ def oracle_runs_probe(ctx: ProbeContext) -> list[Finding]:
     ]
 
 
-def verdict_on_state(sandbox: Sandbox, env: Environment, out_dir: Path, threshold: float) -> str:
+def verdict_on_state(
+    sandbox: Sandbox, env: Environment, out_dir: Path, threshold: float, verifier: TrialVerifier
+) -> str:
     """Clear the verifier's logs, run it again, and say pass / fail / error."""
     (out_dir / "verifier").mkdir(parents=True, exist_ok=True)
-    sandbox.exec(["bash", "-c", "mkdir -p /logs/verifier && find /logs/verifier -mindepth 1 -delete"], timeout=60)
-    v = run_verifier(sandbox, env, out_dir)
+    sandbox.exec(
+        ["bash", "-c", "mkdir -p /logs/verifier && find /logs/verifier -mindepth 1 -delete"], timeout=PROBE_EXEC_SEC
+    )
+    v = verifier.run(sandbox, env, out_dir)
     if v.error_class:
         return f"error ({v.error_class})"
     return "pass" if (v.reward or 0.0) >= threshold else "fail"
 
 
 def rerun_findings(
-    sandbox: Sandbox, env: Environment, result: TrialResult, reruns: int, threshold: float
+    sandbox: Sandbox, env: Environment, result: TrialResult, reruns: int, threshold: float, verifier: TrialVerifier
 ) -> list[Finding]:
     if reruns <= 0 or result.reward is None:
         return []
     first = "pass" if result.reward >= threshold else "fail"
     base = Path(result.artifacts_dir or ".") / "probes"
-    verdicts = [first] + [verdict_on_state(sandbox, env, base / f"rerun-{i}", threshold) for i in range(reruns)]
+    verdicts = [first] + [
+        verdict_on_state(sandbox, env, base / f"rerun-{i}", threshold, verifier) for i in range(reruns)
+    ]
     if len(set(verdicts)) == 1:
         return []
-    mutated = mutates_checked_state(sandbox, env, result, verdicts, base / "rerun-writes")
+    mutated = mutates_checked_state(sandbox, env, result, verdicts, base / "rerun-writes", verifier)
     if mutated is not None:  # the verifier's own writes explain the disagreement (probes/verifier_writes.py)
         return [mutated]
     return [

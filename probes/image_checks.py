@@ -17,6 +17,7 @@ import structlog
 
 from envqa.core.adapter_passwords import keys_payload
 from envqa.core.config import QAConfig
+from envqa.core.defaults import IMAGE_SCAN_EXEC_SEC
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Severity
 from envqa.core.package_scripts import read_script
@@ -182,7 +183,9 @@ def image_findings(env: Environment, backend: SandboxBackend, image: str, config
         archives = archive_findings(sandbox, env.name)
         if not literals and not commands:
             return archives
-        res = sandbox.exec(["python3", "-c", IMAGE_SCAN, "literals"], input=payload.encode(), timeout=180)
+        res = sandbox.exec(
+            ["python3", "-c", IMAGE_SCAN, "literals"], input=payload.encode(), timeout=IMAGE_SCAN_EXEC_SEC
+        )
     return archives + _scan_findings(res, commands)
 
 
@@ -192,7 +195,7 @@ def archive_findings(sandbox, task: str = "") -> list[Finding]:
     The published adapter passwords (core/adapter_passwords.toml) and the task's name are tried on each
     encrypted hit; the evidence names the one that opened it and where it is published."""
     keys = json.dumps(keys_payload(task)).encode()
-    res = sandbox.exec(["python3", "-c", IMAGE_SCAN, "archives"], input=keys, timeout=180)
+    res = sandbox.exec(["python3", "-c", IMAGE_SCAN, "archives"], input=keys, timeout=IMAGE_SCAN_EXEC_SEC)
     try:
         hits = json.loads(res.stdout.strip().splitlines()[-1])
     except (json.JSONDecodeError, IndexError):

@@ -22,6 +22,17 @@ from pathlib import Path
 
 import structlog
 
+from envqa.agents.trial import TrialVerifier
+from envqa.core.defaults import (
+    MUTATION_MAX_BYTES as MAX_BYTES,
+)
+from envqa.core.defaults import (
+    MUTATION_MAX_CANDIDATES as MAX_CANDIDATES,
+)
+from envqa.core.defaults import (
+    PROBE_EXEC_SEC,
+    PROBE_QUICK_EXEC_SEC,
+)
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Severity, TrialResult
 from envqa.core.sandbox import Sandbox
@@ -48,9 +59,7 @@ IGNORED_PREFIXES = (
     "/etc/ld.so.cache",
     "/root/.bash_history",
 )
-MAX_BYTES = 1024 * 1024
 NUMBER = re.compile(rb"\d+")
-MAX_CANDIDATES = 400  # changed paths checked for "regular file, small enough" (a pip install changes thousands)
 
 
 @dataclass
@@ -100,7 +109,7 @@ def output_files(sandbox: Sandbox, limit: int, instruction: str = "") -> list[st
             + str(MAX_BYTES)
             + ' ] && echo "$p"; done; true',
         ],
-        timeout=60,
+        timeout=PROBE_EXEC_SEC,
     )
     files = {p for p in res.stdout.splitlines() if p}
     return [p for p in paths if p in files][:limit]
@@ -151,7 +160,7 @@ def mutants_of(path: str, data: bytes, executable: bool, code=...) -> list[Mutan
 
 def _apply(sandbox: Sandbox, mutant: Mutant, mode: int) -> None:
     if mutant.data is None:
-        sandbox.exec(["rm", "-f", mutant.path], timeout=30)
+        sandbox.exec(["rm", "-f", mutant.path], timeout=PROBE_QUICK_EXEC_SEC)
     else:
         sandbox.write_file(mutant.path, mutant.data, mode)
 
@@ -164,7 +173,14 @@ class _Survivor:
 
 
 def _judge_file(
-    sandbox: Sandbox, env: Environment, path: str, tests: str, traced: set[str], out_dir, threshold: float
+    sandbox: Sandbox,
+    env: Environment,
+    path: str,
+    tests: str,
+    traced: set[str],
+    out_dir,
+    threshold: float,
+    verifier: TrialVerifier,
 ) -> tuple[FileVerdicts, list[_Survivor], int] | None:
     """Mutate one output file, one mutant at a time, restoring it after each verdict: (verdicts by scope,
     surviving mutants, mutants tried), or None when the file is gone."""
@@ -172,7 +188,7 @@ def _judge_file(
         data = sandbox.read_file(path, MAX_BYTES)
     except (FileNotFoundError, IsADirectoryError):
         return None
-    st = sandbox.exec(["stat", "-c", "%a", path], timeout=30).stdout.strip() or "644"
+    st = sandbox.exec(["stat", "-c", "%a", path], timeout=PROBE_QUICK_EXEC_SEC).stdout.strip() or "644"
     mode = int(st, 8)
     executable = bool(mode & 0o111)
     code = code_kind(path, data, executable, tests, traced)
@@ -182,7 +198,7 @@ def _judge_file(
         if mutant.optional and not judged.tolerant():
             continue  # the file's verdicts already rule tolerance out (or in a wholly wrong mutant passed)
         _apply(sandbox, mutant, mode)
-        verdict = verdict_on_state(sandbox, env, out_dir(), threshold)
+        verdict = verdict_on_state(sandbox, env, out_dir(), threshold, verifier)
         tried += 1
         sandbox.write_file(path, data, mode)  # restore before anything else looks
         if mutant.data is None:
@@ -202,7 +218,7 @@ def _judge_file(
 
 
 def mutation_findings(
-    sandbox: Sandbox, env: Environment, result: TrialResult, limit: int, threshold: float
+    sandbox: Sandbox, env: Environment, result: TrialResult, limit: int, threshold: float, verifier: TrialVerifier
 ) -> list[Finding]:
     files = output_files(sandbox, limit, env.instruction)
     tests = verifier_text(env)
@@ -213,7 +229,9 @@ def mutation_findings(
     survivors: list[_Survivor] = []
     tried = 0
     for path in files:
-        out = _judge_file(sandbox, env, path, tests, traced, lambda: base / f"mutant-{next(count)}", threshold)
+        out = _judge_file(
+            sandbox, env, path, tests, traced, lambda: base / f"mutant-{next(count)}", threshold, verifier
+        )
         if out is not None:
             judged.append(out[0])
             survivors += out[1]

@@ -19,6 +19,8 @@ import posixpath
 import re
 from pathlib import Path
 
+from envqa.core.defaults import MAX_TEST_BYTES
+
 UNPARSED_CODE_SUFFIXES = (
     ".c",
     ".h",
@@ -81,7 +83,6 @@ REGEX_ENGINE = re.compile(
 )
 SYSTEM_PREFIXES = ("/usr/", "/etc/", "/var/", "/lib", "/bin/", "/sbin/", "/root/.")
 PACKAGE_PARTS = ("/site-packages/", "/dist-packages/", "/node_modules/", "/.cache/", "/.npm/", "/.cargo/")
-MAX_TEST_BYTES = 512 * 1024
 
 
 def verifier_text(env) -> str:

@@ -20,8 +20,9 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from envqa.core.defaults import MAX_TEST_BYTES
+
 COUNTERS = ("sum", "len")
-MAX_TEST_BYTES = 512 * 1024
 
 
 @dataclass

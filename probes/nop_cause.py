@@ -17,6 +17,20 @@ from pathlib import Path
 import structlog
 
 from envqa.agents.trial import run_verifier
+from envqa.core.defaults import (
+    NOP_MAX_DIGEST_BYTES as MAX_DIGEST_BYTES,
+)
+from envqa.core.defaults import (
+    NOP_MAX_DIGEST_FILES as MAX_DIGEST_FILES,
+)
+from envqa.core.defaults import (
+    NOP_MAX_REPORT_BYTES as MAX_REPORT_BYTES,
+)
+from envqa.core.defaults import (
+    PROBE_EXEC_SEC,
+    PROBE_QUICK_EXEC_SEC,
+    PROBE_SCAN_EXEC_SEC,
+)
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
 from envqa.core.sandbox import Sandbox, SandboxError
@@ -44,9 +58,6 @@ SYSTEM = (
     "/tmp/pytest-",
     "/root/.cache/",
 )
-MAX_DIGEST_FILES = 40
-MAX_DIGEST_BYTES = 64 * 1024 * 1024
-MAX_REPORT_BYTES = 4 * 1024 * 1024
 DIGESTS = ("md5", "sha1", "sha256", "sha512")
 
 
@@ -72,7 +83,7 @@ def _listed(sandbox: Sandbox, uses: list[PathUse]) -> dict[str, int]:
     if not dirs:
         return {}
     script = 'for d in "$@"; do if [ -d "$d" ]; then echo "$(ls -A "$d" | wc -l) $d"; else echo "-1 $d"; fi; done'
-    res = sandbox.exec(["sh", "-c", script, "sh", *dirs], timeout=60)
+    res = sandbox.exec(["sh", "-c", script, "sh", *dirs], timeout=PROBE_EXEC_SEC)
     out = {}
     for line in res.stdout.splitlines():
         count, _, path = line.partition(" ")
@@ -87,7 +98,7 @@ def _missing(sandbox: Sandbox, uses: list[PathUse]) -> dict[str, str]:
     if not tried:
         return {}
     script = 'for p in "$@"; do [ -e "$p" ] || command -v "$(basename "$p")" >/dev/null 2>&1 || echo "$p"; done'
-    res = sandbox.exec(["sh", "-c", script, "sh", *sorted(tried)[:50]], timeout=60)
+    res = sandbox.exec(["sh", "-c", script, "sh", *sorted(tried)[:50]], timeout=PROBE_EXEC_SEC)
     return {p: tried[p] for p in res.stdout.splitlines() if p in tried}
 
 
@@ -113,7 +124,7 @@ def _digests(sandbox: Sandbox, uses: list[PathUse]) -> dict[str, dict[str, str]]
         '$(sha1sum < "$f" | cut -d" " -f1) $(sha256sum < "$f" | cut -d" " -f1) '
         '$(sha512sum < "$f" | cut -d" " -f1) $f"; done'
     )
-    res = sandbox.exec(["sh", "-c", script, "sh", *reads], timeout=120)
+    res = sandbox.exec(["sh", "-c", script, "sh", *reads], timeout=PROBE_SCAN_EXEC_SEC)
     out = {}
     for line in res.stdout.splitlines():
         parts = line.split(" ", 4)
@@ -136,7 +147,9 @@ def _test_sources(env: Environment) -> dict[str, str]:
 def nop_facts(sandbox: Sandbox, env: Environment, out: Path) -> NopFacts | str:
     """Rerun the verifier on this (nop) end state, traced and with a per-test report: the facts, or why not."""
     (out / "verifier").mkdir(parents=True, exist_ok=True)
-    sandbox.exec(["bash", "-c", "mkdir -p /logs/verifier && find /logs/verifier -mindepth 1 -delete"], timeout=60)
+    sandbox.exec(
+        ["bash", "-c", "mkdir -p /logs/verifier && find /logs/verifier -mindepth 1 -delete"], timeout=PROBE_EXEC_SEC
+    )
     trace_path = out / "strace-nop.txt"
     try:
         session = sandbox.start_trace(trace_path, PATH_SYSCALLS)
@@ -148,7 +161,7 @@ def nop_facts(sandbox: Sandbox, env: Environment, out: Path) -> NopFacts | str:
         run_verifier(sandbox, _with_junit(env), out)
     finally:
         session.stop()
-    cwd = sandbox.exec(["pwd"], timeout=30).stdout.strip() or "/"
+    cwd = sandbox.exec(["pwd"], timeout=PROBE_QUICK_EXEC_SEC).stdout.strip() or "/"
     uses = path_uses(trace_path.read_text(errors="replace"), cwd)
     facts = NopFacts(
         listed=_listed(sandbox, uses), missing_programs=_missing(sandbox, uses), digests=_digests(sandbox, uses)

@@ -141,29 +141,35 @@ def _status_read(fn: ast.AST) -> bool:
     return False
 
 
-def _shape(fn: ast.FunctionDef, source: str, file: str, consts: dict[str, str]) -> ShapeOfTest:
-    shape = ShapeOfTest(file=file, name=fn.name, line=fn.lineno)
-    bound: dict[str, str | None] = {}  # names bound to a listing in the function: names = os.listdir(OUT)
-    used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
-    shape.text = (
-        (ast.get_source_segment(source, fn) or "") + "\n" + "\n".join(v for k, v in consts.items() if k in used)
-    )
+def _listing_names(fn: ast.AST, consts: dict[str, str]) -> dict[str, str | None]:
+    """Names the function binds to a directory listing (`names = os.listdir(OUT)`) -> the directory, so a loop
+    over the name counts as a loop over the listing."""
+    bound: dict[str, str | None] = {}
     for node in ast.walk(fn):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             lists, where = _listing_dir(node.value, consts)
             if lists:
                 bound[node.targets[0].id] = where
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and HEX.match(node.value):
-            shape.digests.add(node.value.lower())
+    return bound
+
+
+def _compares(fn: ast.AST) -> bool:
+    """Whether the function compares two values (`==`) or two files (`filecmp.cmp`, `cmpfiles`)."""
+    for node in ast.walk(fn):
         if isinstance(node, ast.Compare) and any(isinstance(op, ast.Eq) for op in node.ops):
-            shape.compares = True
+            return True
         if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
             "cmp",
             "cmpfiles",
         ):
-            shape.compares = True
-    shape.digests |= {v.lower() for k, v in consts.items() if k in used and HEX.match(v)}
-    checked = _status_read(fn)
+            return True
+    return False
+
+
+def _listing_loops(fn: ast.FunctionDef, consts: dict[str, str]) -> list[tuple[int, str, str | None]]:
+    """(line, code, directory) of each loop or comprehension over a directory listing, direct or by name."""
+    bound = _listing_names(fn, consts)
+    loops = []
     for node in ast.walk(fn):
         if isinstance(node, (ast.For, ast.comprehension)):
             it = node.iter
@@ -171,15 +177,40 @@ def _shape(fn: ast.FunctionDef, source: str, file: str, consts: dict[str, str]) 
             if not lists and isinstance(it, ast.Name) and it.id in bound:
                 lists, where = True, bound[it.id]
             if lists:
-                shape.loops.append((getattr(node, "lineno", fn.lineno), ast.unparse(it), where))
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in RUNNERS
-            and getattr(node.func.value, "id", "") in ("subprocess", "os")
-            and not checked
-        ):
-            shape.unchecked_runs.append((node.lineno, ast.unparse(node)[:160]))
+                loops.append((getattr(node, "lineno", fn.lineno), ast.unparse(it), where))
+    return loops
+
+
+def _unchecked_runs(fn: ast.AST) -> list[tuple[int, str]]:
+    """subprocess/os calls that run a program, when the function never reads an exit status (none otherwise)."""
+    if _status_read(fn):
+        return []
+    return [
+        (node.lineno, ast.unparse(node)[:160])
+        for node in ast.walk(fn)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in RUNNERS
+        and getattr(node.func.value, "id", "") in ("subprocess", "os")
+    ]
+
+
+def _shape(fn: ast.FunctionDef, source: str, file: str, consts: dict[str, str]) -> ShapeOfTest:
+    """One test function's shape; the module constants it names count as its own (digests, text)."""
+    shape = ShapeOfTest(file=file, name=fn.name, line=fn.lineno)
+    used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+    shape.text = (
+        (ast.get_source_segment(source, fn) or "") + "\n" + "\n".join(v for k, v in consts.items() if k in used)
+    )
+    shape.digests = {
+        n.value.lower()
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and HEX.match(n.value)
+    }
+    shape.digests |= {v.lower() for k, v in consts.items() if k in used and HEX.match(v)}
+    shape.compares = _compares(fn)
+    shape.loops = _listing_loops(fn, consts)
+    shape.unchecked_runs = _unchecked_runs(fn)
     return shape
 
 

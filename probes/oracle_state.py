@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 
+from envqa.core.defaults import PROBE_QUICK_EXEC_SEC, PROBE_SCAN_EXEC_SEC
 from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
 from envqa.core.package_scripts import read_script
 from envqa.core.registry import VERIFIER_ERRORS
@@ -43,7 +44,7 @@ def leaked_output_findings(sandbox: Sandbox, result: TrialResult, outputs: list[
             data = sandbox.read_file(path)
         except (FileNotFoundError, IsADirectoryError):
             continue
-        mode = sandbox.exec(["stat", "-c", "%a", path], timeout=30).stdout.strip() or "644"
+        mode = sandbox.exec(["stat", "-c", "%a", path], timeout=PROBE_QUICK_EXEC_SEC).stdout.strip() or "644"
         if len(data) >= MIN_LEAK_BYTES and not int(mode, 8) & 0o111 and not data.startswith(b"#!"):
             files.append({"path": path, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()})
     if not files:
@@ -55,7 +56,7 @@ def leaked_output_findings(sandbox: Sandbox, result: TrialResult, outputs: list[
     payload = json.dumps(
         {"files": files, "exclude": changed, "skip": ["/proc", "/sys", "/dev", "/run", "/tests", "/solution", "/logs"]}
     )
-    res = sandbox.exec(["python3", "-c", IMAGE_SCAN, "copies"], input=payload.encode(), timeout=120)
+    res = sandbox.exec(["python3", "-c", IMAGE_SCAN, "copies"], input=payload.encode(), timeout=PROBE_SCAN_EXEC_SEC)
     try:
         hits = json.loads(res.stdout.strip().splitlines()[-1]) if res.ok else []
     except (json.JSONDecodeError, IndexError):
@@ -117,11 +118,13 @@ def oracle_state_probe(ctx: ProbeContext) -> list[Finding]:
                 "ran on its end state)",
             )
             return
-        found.extend(rerun_findings(sandbox, ctx.env, result, ctx.settings.verifier_reruns, threshold))
+        found.extend(rerun_findings(sandbox, ctx.env, result, ctx.settings.verifier_reruns, threshold, ctx.verifier))
         outputs = output_files(sandbox, 50)
         found.extend(leaked_output_findings(sandbox, result, outputs))
         if not ctx.passed("nop"):  # a verifier that passes nop passes every mutant: already reported
-            found.extend(mutation_findings(sandbox, ctx.env, result, ctx.settings.max_mutated_files, threshold))
+            found.extend(
+                mutation_findings(sandbox, ctx.env, result, ctx.settings.max_mutated_files, threshold, ctx.verifier)
+            )
             ctx.ran("oracle_state/mutation")
         else:
             ctx.skip("oracle_state/mutation", "nop already earns reward: every mutant would pass too")

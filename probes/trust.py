@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 
 from envqa.agents.exploits import TrustedFile
 from envqa.agents.trial import run_verifier
+from envqa.core.defaults import PROBE_EXEC_SEC, PROBE_QUICK_EXEC_SEC
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
 from envqa.core.registry import EXPLOIT_INFO
@@ -146,7 +147,9 @@ def trace_anchors(sandbox: Sandbox, env: Environment, result: TrialResult) -> li
     out = Path(result.artifacts_dir or ".") / "probes" / "trust"
     (out / "verifier").mkdir(parents=True, exist_ok=True)
     trace_path = out / "strace-trust.txt"
-    sandbox.exec(["bash", "-c", "mkdir -p /logs/verifier && find /logs/verifier -mindepth 1 -delete"], timeout=60)
+    sandbox.exec(
+        ["bash", "-c", "mkdir -p /logs/verifier && find /logs/verifier -mindepth 1 -delete"], timeout=PROBE_EXEC_SEC
+    )
     try:
         session = sandbox.start_trace(trace_path, TRUST_SYSCALLS)
     except NotImplementedError:
@@ -159,7 +162,7 @@ def trace_anchors(sandbox: Sandbox, env: Environment, result: TrialResult) -> li
     finally:
         session.stop()
     log.info("trust.traced", env=env.name, seconds=round(time.monotonic() - started, 2))
-    workdir = sandbox.exec(["pwd"], timeout=30).stdout.strip()
+    workdir = sandbox.exec(["pwd"], timeout=PROBE_QUICK_EXEC_SEC).stdout.strip()
     uses = traced_uses(
         trace_path.read_text(errors="replace") if trace_path.is_file() else "",
         [workdir] if workdir.startswith("/") else [],
@@ -171,7 +174,7 @@ def trace_anchors(sandbox: Sandbox, env: Environment, result: TrialResult) -> li
     cands = sorted(p for p in uses if p not in changed and _candidate(p))
     if not cands:
         return []
-    res = sandbox.exec(["bash", "-c", CHECK, "_", *cands[:200]], timeout=60)
+    res = sandbox.exec(["bash", "-c", CHECK, "_", *cands[:200]], timeout=PROBE_EXEC_SEC)
     files = [ln.split(" ", 1)[1] for ln in res.stdout.splitlines() if ln.startswith("file ")]
     return [Anchor(path=p, uses=sorted(uses[p][0]), how=uses[p][1]) for p in files]
 

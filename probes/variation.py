@@ -31,6 +31,20 @@ from pathlib import Path
 
 import structlog
 
+from envqa.agents.trial import TrialVerifier
+from envqa.core.defaults import (
+    PROBE_EXEC_SEC,
+    PROBE_QUICK_EXEC_SEC,
+)
+from envqa.core.defaults import (
+    VARIATION_BUILD_SEC as BUILD_TIMEOUT,
+)
+from envqa.core.defaults import (
+    VARIATION_MAX_EXTRA_DIRS as MAX_EXTRA_DIRS,
+)
+from envqa.core.defaults import (
+    VARIATION_MAX_FILES as MAX_FILES,
+)
 from envqa.core.models import Finding, Label, Severity, TrialResult
 from envqa.core.registry import RULE_INFO
 from envqa.core.sandbox import Sandbox, SandboxError
@@ -54,9 +68,6 @@ log = structlog.get_logger(__name__)
 
 RULE = "verifier-rejects-allowed-variation"
 PROBE = "oracle_state/variation"
-MAX_FILES = 12  # output files looked at (the instruction's named outputs first)
-MAX_EXTRA_DIRS = 4
-BUILD_TIMEOUT = 120.0
 
 
 @dataclass
@@ -81,6 +92,7 @@ class _Run:
     result: TrialResult
     threshold: float
     budget: int
+    verifier: TrialVerifier  # this end state's verifier (a separate one starts its own container)
     tried: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)  # evidence lines, one per rejected variation
@@ -94,7 +106,7 @@ class _Run:
         """Run the verifier on the current state as variant trial N; (verdict, failing lines)."""
         self.tried += 1
         out = self.base / f"variant-{self.tried}"
-        verdict = verdict_on_state(self.sandbox, self.env, out, self.threshold)
+        verdict = verdict_on_state(self.sandbox, self.env, out, self.threshold, self.verifier)
         stdout = out / "verifier" / "test-stdout.txt"
         lines = failing_lines(stdout.read_text(errors="replace")) if verdict != "pass" and stdout.is_file() else []
         (out / "variant.json").write_text(
@@ -115,7 +127,7 @@ class _Run:
     def unchanged_passes(self) -> bool:
         if self.control is None:
             out = self.base / "variant-control"
-            self.control = verdict_on_state(self.sandbox, self.env, out, self.threshold)
+            self.control = verdict_on_state(self.sandbox, self.env, out, self.threshold, self.verifier)
             (out / "variant.json").write_text(
                 json.dumps({"variant": "control", "variations": [], "verdict": self.control}, indent=1)
             )
@@ -155,7 +167,7 @@ def created_outputs(sandbox: Sandbox, instruction: str, limit: int = MAX_FILES) 
             "_",
             *paths,
         ],
-        timeout=60,
+        timeout=PROBE_EXEC_SEC,
     )
     files = set(res.stdout.splitlines())
     return [(p, picked[p]) for p in paths if p in files][:limit]
@@ -171,7 +183,9 @@ def _file_variations(run: _Run, outputs: list[tuple[str, bool]], forbid: Forbidd
             data = run.sandbox.read_file(path, MAX_BYTES)
         except (FileNotFoundError, IsADirectoryError, SandboxError):
             continue
-        mode = int(run.sandbox.exec(["stat", "-c", "%a", path], timeout=30).stdout.strip() or "644", 8)
+        mode = int(
+            run.sandbox.exec(["stat", "-c", "%a", path], timeout=PROBE_QUICK_EXEC_SEC).stdout.strip() or "644", 8
+        )
         if created and posixpath.dirname(path) not in dirs:
             dirs.append(posixpath.dirname(path))
         if code_kind(path, data, bool(mode & 0o111), tests, traced) is not None:
@@ -205,7 +219,7 @@ def _apply(sandbox: Sandbox, variations: list[Variation], undo: bool = False) ->
     for v in variations:
         data = v.restore if undo else v.data
         if data is None:
-            sandbox.exec(["rm", "-f", v.path], timeout=30)
+            sandbox.exec(["rm", "-f", v.path], timeout=PROBE_QUICK_EXEC_SEC)
         else:
             sandbox.write_file(v.path, data, v.mode)
 
@@ -308,7 +322,7 @@ def _try_build(run: _Run, commands: list[BuildCommand], forbid: Forbidden) -> No
 
 def _remove(sandbox: Sandbox, paths: list[str]) -> None:
     if paths:
-        sandbox.exec(["rm", "-rf", "--", *paths], timeout=60)
+        sandbox.exec(["rm", "-rf", "--", *paths], timeout=PROBE_EXEC_SEC)
 
 
 def variation_findings(ctx, sandbox: Sandbox, result: TrialResult, threshold: float) -> list[Finding]:
@@ -319,7 +333,7 @@ def variation_findings(ctx, sandbox: Sandbox, result: TrialResult, threshold: fl
         return []
     started = time.monotonic()
     instruction = ctx.env.instruction
-    run = _Run(sandbox, ctx.env, result, threshold, budget)
+    run = _Run(sandbox, ctx.env, result, threshold, budget, ctx.verifier)
     outputs = created_outputs(sandbox, instruction)
     forbid = forbidden(instruction)
     _try_files(run, _file_variations(run, outputs, forbid))

@@ -24,6 +24,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from envqa.core.defaults import VARIATION_MAX_BUILD_COMMANDS as MAX_BUILD_COMMANDS
 from envqa.probes.mutation_kinds import stated_in
 
 EXTRA_NAME = "envqa-unrelated-note"
@@ -85,7 +86,6 @@ BUILD_SUBCOMMANDS = {"go": {"build"}, "cargo": {"build"}, "zig": {"build", "buil
 PY_COMPILE = {"py_compile", "compileall"}
 PLACEHOLDER = re.compile(r"<[^>]*>|\.\.\.|\{[^}]*\}|\$\{?\w")
 SPLIT_SEQUENCE = re.compile(r"\s*(?:&&|\|\||;)\s*")
-MAX_BUILD_COMMANDS = 3
 LINE_WORD = re.compile(r"\blines?\b", re.I)
 
 

@@ -299,58 +299,89 @@ def _reparse(commands: list[Command]) -> list[Command]:
     return out
 
 
+def _bracket_test(shape: Shape, cmd: Command, rel: str) -> None:
+    """`[ a = b ]`, `[[ $x == 42 ]]`, `test -f p`: a variable against a literal pins that literal; two variables
+    compare something computed; a file test only checks existence."""
+    body = [x for x in cmd.words[1:] if x not in ("]", "]]", "!")]
+    ops = [j for j, x in enumerate(body) if x in ("=", "==", "!=", "-eq", "-ne")]
+    if ops and 0 < ops[0] < len(body) - 1:
+        a, b = body[ops[0] - 1], body[ops[0] + 1]
+        if ("$" in a) != ("$" in b):
+            shape.literals.setdefault(b if "$" in a else a, cmd.evidence(rel))
+        elif "$" in a:
+            shape.computed.append(cmd.evidence(rel))
+    elif body and body[0] in ("-f", "-e", "-s", "-d", "-r", "-x"):
+        shape.exists.append(cmd.evidence(rel))
+    elif body:
+        shape.computed.append(cmd.evidence(rel))
+
+
+def _grep_check(shape: Shape, cmd: Command, rel: str) -> None:
+    """`grep -qx '42' out` pins the literal it matches; a pattern file, a regex or a variable in the pattern is
+    something the reader cannot pin, so it counts as computed."""
+    w = cmd.words
+    args = [x for x in w[1:] if not x.startswith("-")]
+    if any(x.startswith(("-f", "--file")) for x in w[1:]) or len(args) < 2:
+        shape.computed.append(cmd.evidence(rel))
+        return
+    fixed = any(re.fullmatch(r"-\w*F\w*", x) for x in w[1:])
+    lit = args[0] if fixed else _unquote_pattern(args[0])
+    if lit is None or re.search(r"\$[\w{(]", args[0]):
+        shape.computed.append(cmd.evidence(rel))
+    else:
+        shape.literals.setdefault(lit, cmd.evidence(rel))
+
+
+def _program_words(words: list[str]) -> list[str]:
+    """The command line without its runners and their flags (`python3 -u`, `timeout 10`, `uv run`)."""
+    while words and words[0].rsplit("/", 1)[-1] in RUNNERS:
+        words = [x for x in words[1:] if not x.startswith("-")]
+    return words
+
+
+def _is_agent_program(words: list[str]) -> bool:
+    """A program the agent wrote or installed: under /app, ./ or /usr/local/bin, or a script not under /tests."""
+    return bool(words) and (
+        words[0].startswith(("/app", "./", "/usr/local/bin/"))
+        or (words[0].endswith((".py", ".sh", ".js")) and not words[0].startswith("/tests"))
+    )
+
+
+def _fed_input(commands: list[Command], i: int, words: list[str]) -> bool:
+    """Whether `commands[i]` gets an input: arguments, a `<`/heredoc, or a pipe from echo/printf/cat."""
+    cmd = commands[i]
+    prev = commands[i - 1] if i else None
+    piped = prev is not None and prev.line == cmd.line and prev.name in ("echo", "printf", "cat") and "|" in cmd.text
+    return len(words) > 1 or any(op == "<" or op.startswith("<<") for op, _t in cmd.redirects) or piped
+
+
+def _program_run(shape: Shape, commands: list[Command], i: int, rel: str) -> None:
+    """Any other command: record it when it runs the agent's program, and whether on an input."""
+    words = _program_words(list(commands[i].words))
+    if _is_agent_program(words):
+        shape.program_runs.append(commands[i].evidence(rel))
+        if _fed_input(commands, i, words):
+            shape.program_input.append(commands[i].evidence(rel))
+
+
 def shell_shape(shape: Shape, env: Environment, script: Path) -> None:
+    """Classify each reachable command of test.sh by what it checks (see the module docstring)."""
     rel = _rel(env, script)
     commands = _reparse([c for c in parse_script(script.read_text(errors="replace")) if c.reachable])
     for i, cmd in enumerate(commands):
-        w = cmd.words
         name = cmd.name
         if name in ("[", "[[", "test"):
-            body = [x for x in w[1:] if x not in ("]", "]]", "!")]
-            ops = [j for j, x in enumerate(body) if x in ("=", "==", "!=", "-eq", "-ne")]
-            if ops and 0 < ops[0] < len(body) - 1:
-                a, b = body[ops[0] - 1], body[ops[0] + 1]
-                if ("$" in a) != ("$" in b):
-                    shape.literals.setdefault(b if "$" in a else a, cmd.evidence(rel))
-                elif "$" in a:
-                    shape.computed.append(cmd.evidence(rel))
-            elif body and body[0] in ("-f", "-e", "-s", "-d", "-r", "-x"):
-                shape.exists.append(cmd.evidence(rel))
-            elif body:
-                shape.computed.append(cmd.evidence(rel))
+            _bracket_test(shape, cmd, rel)
         elif name in ("grep", "egrep", "fgrep"):
-            args = [x for x in w[1:] if not x.startswith("-")]
-            if any(x.startswith(("-f", "--file")) for x in w[1:]) or len(args) < 2:
-                shape.computed.append(cmd.evidence(rel))
-                continue
-            fixed = any(re.fullmatch(r"-\w*F\w*", x) for x in w[1:])
-            lit = args[0] if fixed else _unquote_pattern(args[0])
-            if lit is None or re.search(r"\$[\w{(]", args[0]):
-                shape.computed.append(cmd.evidence(rel))
-            else:
-                shape.literals.setdefault(lit, cmd.evidence(rel))
-        elif name in ("diff", "cmp", "jq", "sha256sum", "md5sum", "awk") or (name.startswith("python") and "-c" in w):
+            _grep_check(shape, cmd, rel)
+        elif name in ("diff", "cmp", "jq", "sha256sum", "md5sum", "awk") or (
+            name.startswith("python") and "-c" in cmd.words
+        ):
             shape.computed.append(cmd.evidence(rel))
-        elif name in ("ls", "find") and any(x.startswith("/app") for x in w[1:]):
+        elif name in ("ls", "find") and any(x.startswith("/app") for x in cmd.words[1:]):
             shape.exists.append(cmd.evidence(rel))
         else:
-            words = list(w)
-            while words and words[0].rsplit("/", 1)[-1] in RUNNERS:
-                words = [x for x in words[1:] if not x.startswith("-")]
-            if words and (
-                words[0].startswith(("/app", "./", "/usr/local/bin/"))
-                or (words is not w and words[0].endswith((".py", ".sh", ".js")) and not words[0].startswith("/tests"))
-            ):
-                shape.program_runs.append(cmd.evidence(rel))
-                prev = commands[i - 1] if i else None
-                piped = (
-                    prev is not None
-                    and prev.line == cmd.line
-                    and prev.name in ("echo", "printf", "cat")
-                    and "|" in cmd.text
-                )
-                if len(words) > 1 or any(op == "<" or op.startswith("<<") for op, _t in cmd.redirects) or piped:
-                    shape.program_input.append(cmd.evidence(rel))
+            _program_run(shape, commands, i, rel)
 
 
 def verifier_shape(env: Environment) -> Shape:

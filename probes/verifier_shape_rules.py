@@ -27,14 +27,13 @@ import re
 from itertools import islice
 from pathlib import Path
 
+from envqa.core.defaults import VERIFIER_SHAPE_MAX_WALK as MAX_WALK
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Severity
 from envqa.core.parsers.dockerfile import parse_dockerfile
 from envqa.probes.image_checks import MIN_LITERAL
 from envqa.probes.task_files import rel as _rel
 from envqa.probes.verifier_shape import GENERIC, MAX_LITERALS, Shape, verifier_shape
-
-MAX_WALK = 5000  # entries of the build context looked at (names and small texts)
 
 
 def _agent_files(env: Environment) -> list[Path]:

@@ -22,7 +22,15 @@ from pathlib import Path
 
 import structlog
 
-from envqa.agents.trial import run_verifier
+from envqa.agents.trial import TrialVerifier
+from envqa.core.defaults import (
+    PROBE_EXEC_SEC,
+    PROBE_QUICK_EXEC_SEC,
+    PROBE_SCAN_EXEC_SEC,
+)
+from envqa.core.defaults import (
+    VERIFIER_WRITES_MAX_ENTRIES as MAX_ENTRIES,
+)
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Phase, Severity, TrialResult
 from envqa.core.sandbox import Sandbox, SandboxError
@@ -57,7 +65,6 @@ PRUNED = (
 # The interpreter's and pytest's own caches: written on import, and the import system lists sys.path's
 # directories, so a write there says nothing about the checks.
 CACHES = re.compile(r"/(__pycache__|\.pytest_cache)(/|$)|\.pyc$")
-MAX_ENTRIES = 100_000
 SNAPSHOT = (
     "find / -xdev \\( "
     + " -o ".join(f"-path {shlex.quote(p)}" for p in PRUNED)
@@ -68,7 +75,7 @@ SNAPSHOT = (
 
 def snapshot(sandbox: Sandbox) -> dict[str, tuple[str, str, float]] | None:
     """{path: (type, size, mtime)} of the task's area of the container, or None when `find` cannot say."""
-    res = sandbox.exec(["sh", "-c", SNAPSHOT], timeout=120)
+    res = sandbox.exec(["sh", "-c", SNAPSHOT], timeout=PROBE_SCAN_EXEC_SEC)
     if res.exit_code not in (0, None) and not res.stdout:
         return None
     entries: dict[str, tuple[str, str, float]] = {}
@@ -118,19 +125,21 @@ def checked_overlap(written: set[str], events: list[tuple[str, str]]) -> list[st
     return sorted(out, key=lambda line: line.split(":", 1)[0].count("/"), reverse=True)  # files before their dirs
 
 
-def _uses(sandbox: Sandbox, env: Environment, out: Path) -> list[tuple[str, str]] | str:
+def _uses(sandbox: Sandbox, env: Environment, out: Path, verifier: TrialVerifier) -> list[tuple[str, str]] | str:
     """Run the verifier once under a path trace: (path, use) in order, or why not (a string)."""
     trace_path = out / "strace-writes.txt"
-    sandbox.exec(["bash", "-c", "mkdir -p /logs/verifier && find /logs/verifier -mindepth 1 -delete"], timeout=60)
+    sandbox.exec(
+        ["bash", "-c", "mkdir -p /logs/verifier && find /logs/verifier -mindepth 1 -delete"], timeout=PROBE_EXEC_SEC
+    )
     try:
         session = sandbox.start_trace(trace_path, PATH_SYSCALLS)
     except (NotImplementedError, SandboxError) as e:
         return f"no trace: {e}"
     try:
-        run_verifier(sandbox, env, out)
+        verifier.run(sandbox, env, out)
     finally:
         session.stop()
-    cwd = sandbox.exec(["pwd"], timeout=30).stdout.strip() or "/"
+    cwd = sandbox.exec(["pwd"], timeout=PROBE_QUICK_EXEC_SEC).stdout.strip() or "/"
     return [
         (u.path, u.use)
         for u in path_uses(trace_path.read_text(errors="replace"), cwd)
@@ -151,7 +160,7 @@ def _named_in_tests(env: Environment, written: set[str]) -> list[tuple[str, str]
 
 
 def mutates_checked_state(
-    sandbox: Sandbox, env: Environment, result: TrialResult, verdicts: list[str], out: Path
+    sandbox: Sandbox, env: Environment, result: TrialResult, verdicts: list[str], out: Path, verifier: TrialVerifier
 ) -> Finding | None:
     """After re-runs disagreed: `verifier-mutates-checked-state` when the verifier writes into what it checks."""
     out.mkdir(parents=True, exist_ok=True)
@@ -159,7 +168,7 @@ def mutates_checked_state(
     before = snapshot(sandbox)
     if before is None:
         return None
-    traced = _uses(sandbox, env, out)
+    traced = _uses(sandbox, env, out, verifier)
     after = snapshot(sandbox) or {}
     window = next((t for t in result.timings if t.phase == Phase.VERIFIER), None)
     written = written_between(before, after, window.started_at.timestamp() if window else None)

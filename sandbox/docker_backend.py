@@ -23,6 +23,7 @@ import requests.exceptions
 import structlog
 import urllib3.exceptions
 
+from envqa.core.defaults import DOCKER_API_TIMEOUT_SEC
 from envqa.core.environment import Environment
 from envqa.core.image_map import rewrite_dockerfile
 from envqa.core.sandbox import BuildLog, ImageBuildError, SandboxBackend, SandboxError, SandboxSpec, register_backend
@@ -106,7 +107,7 @@ class DockerBackend(SandboxBackend):
         """
         timeout = env.config.environment.build_timeout_sec
         tail: list[str] = []
-        api = docker.from_env(timeout=120).api
+        api = docker.from_env(timeout=DOCKER_API_TIMEOUT_SEC).api
         params = {
             "t": tag,
             "rm": True,

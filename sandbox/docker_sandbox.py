@@ -11,9 +11,7 @@ import os
 import posixpath
 import shlex
 import signal
-import socket
 import tarfile
-import threading
 import time
 from pathlib import Path
 
@@ -22,15 +20,16 @@ import docker.errors
 import requests.exceptions
 import structlog
 
-from envqa.core.sandbox import ExecResult, OutputBuffer, PathChange, Sandbox, SandboxError, SandboxSpec, SyscallTrace
+from envqa.core.defaults import DOCKER_API_TIMEOUT_SEC
+from envqa.core.sandbox import ExecResult, PathChange, Sandbox, SandboxError, SandboxSpec, SyscallTrace
 from envqa.core.strace import SYSCALLS
 from envqa.sandbox import docker_adapter
+from envqa.sandbox.exec_stream import ExecStream
 from envqa.sandbox.images import tar_bytes, tar_dirs, tar_many, tar_path
 from envqa.sandbox.limits import DiskWatch, clear_if_saturated, descendants
 from envqa.sandbox.strace import StraceSession, strace_available
 
 log = structlog.get_logger(__name__)
-STDOUT, STDERR = 1, 2
 UNTAR_FAILED = "envqa: could not unpack uploads (no tar?)"
 KILL_ALL_BUT_OWN = (
     'for d in /proc/[0-9]*; do p=${d#/proc/}; case "$p" in 1|$$) continue;; esac; '
@@ -46,7 +45,7 @@ def session_labels() -> dict[str, str]:
     return {"envqa.session": session} if session else {}
 
 
-def docker_client(timeout: int = 120) -> docker.DockerClient:
+def docker_client(timeout: int = DOCKER_API_TIMEOUT_SEC) -> docker.DockerClient:
     try:
         client = docker.from_env(timeout=timeout)
         client.ping()
@@ -103,89 +102,52 @@ class DockerSandbox(Sandbox):
             clear_if_saturated(self.container.id, self._host_pid, self.spec.pids_limit)
 
     def exec(self, cmd, *, timeout=None, cwd=None, env=None, user=None, input=None) -> ExecResult:
-        api = self.client.api
+        """Start the exec, read its output under the caps (sandbox/exec_stream.py) until it ends, the deadline
+        passes or the container vanishes; kill its process tree when it overran; then read its exit code."""
         started = time.monotonic()
         self._settle()
-        try:
-            exec_id = api.exec_create(
-                self.container.id,
-                cmd,
-                stdout=True,
-                stderr=True,
-                stdin=input is not None,
-                workdir=cwd,
-                environment=env or None,
-                user=user or "",
-            )["Id"]
-            conn = docker_adapter.start_exec(api, exec_id)
-        except docker.errors.APIError as e:
-            raise SandboxError(f"exec failed in {self.container.short_id}: {e.explanation or e}") from None
-        raw = conn.sock
-        out, err = OutputBuffer(self.spec.output_limit_bytes), OutputBuffer(self.spec.output_limit_bytes)
-        over_limit = threading.Event()
-
-        def pump() -> None:
-            try:
-                for stream, data in conn.frames():
-                    (err if stream == STDERR else out).feed(data)
-                    if out.total + err.total > self.spec.kill_after_output_bytes:
-                        over_limit.set()
-                        return
-            except (OSError, ValueError):
-                return
-
-        reader = threading.Thread(target=pump, daemon=True)
-        reader.start()
-        if input is not None:
-            try:
-                raw.sendall(input)
-                raw.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass
-        deadline = None if timeout is None else started + timeout
-        timed_out = vanished = False
-        next_liveness = time.monotonic() + 5.0
-        while reader.is_alive():
-            wait = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))
-            reader.join(wait)
-            if over_limit.is_set():
-                break
-            if time.monotonic() >= next_liveness and reader.is_alive():
-                # A container removed under us leaves the exec stream open until the timeout: look.
-                next_liveness = time.monotonic() + 5.0
-                if not self._alive():
-                    vanished = True
-                    break
-            if deadline is not None and time.monotonic() >= deadline and reader.is_alive():
-                timed_out = True
-                break
-        if timed_out or over_limit.is_set():
+        exec_id, conn = self._start_exec(cmd, cwd=cwd, env=env, user=user, stdin=input is not None)
+        stream = ExecStream(conn, self.spec.output_limit_bytes, self.spec.kill_after_output_bytes)
+        stream.start(input)
+        ended = stream.wait(None if timeout is None else started + timeout, self._alive)
+        if ended.timed_out or stream.over_limit.is_set():
             self._kill_exec(exec_id)
-        # shutdown() ends the connection even while other references (the SDK's SocketIO wrapper) keep
-        # the fd open; a half-open exec stream otherwise makes the engine stall the container's removal.
-        for end in (lambda: raw.shutdown(socket.SHUT_RDWR), raw.close, conn.close):
-            try:
-                end()
-            except OSError:
-                pass
-        reader.join(5)
-        exit_code = self._exit_code(exec_id, timed_out or over_limit.is_set())
-        if vanished or (exit_code is None and not self._alive()):
+        stream.close()
+        exit_code = self._exit_code(exec_id, ended.timed_out or stream.over_limit.is_set())
+        if ended.vanished or (exit_code is None and not self._alive()):
             raise SandboxError(
                 f"sandbox {self.container.short_id} disappeared during exec of {cmd[:3]}", "sandbox_gone"
             )
         self._settle()
         return ExecResult(
             exit_code=exit_code,
-            stdout=out.text(),
-            stderr=err.text(),
-            timed_out=timed_out,
-            truncated=out.truncated or err.truncated,
-            output_bytes=out.total + err.total,
-            output_limit_exceeded=over_limit.is_set(),
+            stdout=stream.out.text(),
+            stderr=stream.err.text(),
+            timed_out=ended.timed_out,
+            truncated=stream.out.truncated or stream.err.truncated,
+            output_bytes=stream.output_bytes,
+            output_limit_exceeded=stream.over_limit.is_set(),
             disk_limit_exceeded=self._disk is not None and self._disk.exceeded.is_set(),
             duration_sec=time.monotonic() - started,
         )
+
+    def _start_exec(self, cmd, *, cwd, env, user, stdin: bool) -> tuple[str, docker_adapter.ExecConnection]:
+        """Create and start the exec, taking over its connection (stdin open only when there is input)."""
+        api = self.client.api
+        try:
+            exec_id = api.exec_create(
+                self.container.id,
+                cmd,
+                stdout=True,
+                stderr=True,
+                stdin=stdin,
+                workdir=cwd,
+                environment=env or None,
+                user=user or "",
+            )["Id"]
+            return exec_id, docker_adapter.start_exec(api, exec_id)
+        except docker.errors.APIError as e:
+            raise SandboxError(f"exec failed in {self.container.short_id}: {e.explanation or e}") from None
 
     def _inspect_exec(self, exec_id: str) -> dict | None:
         """None when the engine no longer knows the exec (its container is gone, or the engine's

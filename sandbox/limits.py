@@ -19,6 +19,8 @@ from contextlib import contextmanager
 
 import structlog
 
+from envqa.core.defaults import DISK_WATCH_INTERVAL_SEC, WATCHER_JOIN_SEC
+
 log = structlog.get_logger(__name__)
 
 
@@ -162,7 +164,14 @@ class DiskWatch:
     init), then re-arms one more `limit_bytes` above what was used: the files stay (the verifier judges
     the state the agent left), only further growth is stopped again."""
 
-    def __init__(self, container_id: str, upper_dir: str, init_pid: int, limit_bytes: int, interval: float = 1.0):
+    def __init__(
+        self,
+        container_id: str,
+        upper_dir: str,
+        init_pid: int,
+        limit_bytes: int,
+        interval: float = DISK_WATCH_INTERVAL_SEC,
+    ):
         self.container_id, self.upper_dir, self.init_pid = container_id, upper_dir, init_pid
         self.limit, self.interval = limit_bytes, interval
         self.exceeded = threading.Event()
@@ -198,7 +207,7 @@ class DiskWatch:
     def stop(self) -> None:
         self._stop.set()
         if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(timeout=5)
+            self._thread.join(timeout=WATCHER_JOIN_SEC)
 
 
 def pids_current(container_id: str) -> int:

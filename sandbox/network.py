@@ -21,6 +21,7 @@ from pathlib import Path
 import docker.errors
 import structlog
 
+from envqa.core.defaults import NETWORK_READY_SEC
 from envqa.core.sandbox import Sandbox, SandboxBackend, SandboxError, SandboxSpec
 from envqa.sandbox.docker_sandbox import session_labels
 from envqa.sandbox.images import tar_bytes, tar_path
@@ -39,7 +40,7 @@ class FakeInternet:
         hosts: list[str],
         label: str = "envqa",
         labels: dict[str, str] | None = None,
-        ready_timeout: float = 30.0,
+        ready_timeout: float = NETWORK_READY_SEC,
     ):
         self.client, self.image, self.serve_dir, self.hosts = client, image, serve_dir, list(hosts)
         self.labels = {label: "1", **session_labels(), **(labels or {})}
@@ -100,7 +101,7 @@ class EgressProxy:
         upstream: str = "bridge",
         label: str = "envqa",
         labels: dict[str, str] | None = None,
-        ready_timeout: float = 30.0,
+        ready_timeout: float = NETWORK_READY_SEC,
     ):
         self.client, self.image, self.allowed_hosts, self.upstream = client, image, list(allowed_hosts), upstream
         self.labels = {label: "1", **session_labels(), **(labels or {})}

@@ -22,6 +22,15 @@ import uuid
 import docker.errors
 import structlog
 
+from envqa.core.defaults import (
+    SIDECAR_POLL_SEC as POLL_SEC,
+)
+from envqa.core.defaults import (
+    SIDECAR_READY_MAX_SEC as READY_MAX_SEC,
+)
+from envqa.core.defaults import (
+    SIDECAR_READY_MIN_SEC as READY_MIN_SEC,
+)
 from envqa.core.image_map import map_image
 from envqa.core.sandbox import ImageBuildError, Sandbox, SandboxBackend, SandboxError, SandboxSpec
 from envqa.core.task_config import MAIN_SERVICE
@@ -31,8 +40,6 @@ from envqa.sandbox.network import AllowlistBackend
 
 log = structlog.get_logger(__name__)
 ERROR_CLASS = "sidecar_failed"
-READY_MIN_SEC, READY_MAX_SEC = 60.0, 600.0  # the wait for running/healthy: the healthchecks' own budget, in bounds
-POLL_SEC = 0.2
 
 
 def _fail(message: str) -> SandboxError:

@@ -17,6 +17,7 @@ from pathlib import Path
 import structlog
 
 # The parsing is pure and lives in the core (probes read saved traces); this module is the host-side tracer.
+from envqa.core.defaults import STRACE_ATTACH_SEC
 from envqa.core.strace import SYSCALLS, StraceEvent, parse_strace
 
 log = structlog.get_logger(__name__)
@@ -27,7 +28,9 @@ STRACE = "/usr/bin/strace"
 class StraceSession:
     """A running `strace -f -p <shim>`; `stop()` ends it and returns the parsed events."""
 
-    def __init__(self, init_pid: int, out_path: Path, attach_timeout: float = 10.0, syscalls: str = SYSCALLS):
+    def __init__(
+        self, init_pid: int, out_path: Path, attach_timeout: float = STRACE_ATTACH_SEC, syscalls: str = SYSCALLS
+    ):
         self.out_path = Path(out_path)
         self.out_path.parent.mkdir(parents=True, exist_ok=True)
         self.target = _parent_pid(init_pid)

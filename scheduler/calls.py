@@ -7,28 +7,27 @@ the worker's policy parks or retries, and a job that gives up marks its row `fai
 The row is the truth: a call already `done` is never run again, and a `queued` call Redis lost (a restart)
 is enqueued again while the caller waits. With the local executor the calls run in this process.
 
-The executor's `run_call`/`run_calls` (envqa.scheduler.rq_executor) build on `enqueue_and_follow` here; the
-call's body is envqa.app.jobs.call_job.
+The executor's `run_call`/`run_calls` and `run_probe_jobs` (envqa.scheduler.rq_executor) build on
+`enqueue_and_follow` here, which waits in the one follow loop (envqa.scheduler.follow) trials use too: the
+same stall check and watchdog, and a deadline. The call's body is envqa.app.jobs.call_job.
 """
 
 from __future__ import annotations
 
-import math
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import structlog
 
 from envqa.core.config import QAConfig
+from envqa.core.defaults import FOLLOW_POLL_SEC, RECONCILE_SEC
 from envqa.core.executor import CALL_BODY, CALL_GIVE_UP, Call
 from envqa.core.queues import queue_for_model
+from envqa.scheduler.follow import Liveness, follow
 from envqa.scheduler.jobs import JobEnvelope, enqueue, recover_abandoned
 from envqa.scheduler.payloads import by_reference
 from envqa.store.db import Store
 
 log = structlog.get_logger(__name__)
-RECONCILE_SEC = 5.0  # how often a waiting caller puts back the jobs Redis lost
 
 
 def call_envelopes(config: QAConfig, calls: list[Call], store: Store) -> dict[str, JobEnvelope]:
@@ -53,35 +52,34 @@ def enqueue_and_follow(
     conn,
     envelopes: dict,
     settings,
+    liveness: Liveness,
     *,
-    end: float = math.inf,
+    deadline: float,
     reconcile_sec: float = RECONCILE_SEC,
-    poll_sec: float = 0.1,
-    tick: Callable[[], None] | None = None,
+    poll_sec: float = FOLLOW_POLL_SEC,
 ) -> dict[str, dict]:
-    """Enqueue each job whose `calls` row is not queued or finished yet, then follow the rows until each is
-    `done` or `failed` or the monotonic `end` passes; jobs still open are put back every `reconcile_sec`
-    (Redis lost them in a restart). `tick` runs on every poll: the caller's liveness checks, which raise to
-    end the wait. Returns {job_id: row} for the jobs that finished."""
+    """Enqueue each job whose `calls` row is not queued or finished yet, then follow the rows
+    (envqa.scheduler.follow: liveness, reconcile) until each is `done` or `failed` or the monotonic `deadline`
+    passes; jobs still open are put back every `reconcile_sec` (Redis lost them in a restart). Returns
+    {job_id: row} for the jobs that finished."""
     for job_id, envelope in envelopes.items():
         if store.mark_call_queued(job_id, envelope.queue):
             enqueue(conn, envelope, settings)
     rows: dict[str, dict] = {}
     open_ids = set(envelopes)
-    last_reconcile = time.monotonic()
-    while True:
+
+    def step() -> set[str]:
         for job_id in sorted(open_ids):
             row = store.get_call(job_id)
             if row and row["status"] in ("done", "failed"):
                 rows[job_id] = row
                 open_ids.discard(job_id)
-        if not open_ids or time.monotonic() >= end:
-            return rows
-        if tick is not None:
-            tick()
-        if time.monotonic() - last_reconcile > reconcile_sec:
-            recover_abandoned(conn, {envelopes[j].queue for j in open_ids})
-            for job_id in open_ids:
-                enqueue(conn, envelopes[job_id], settings)
-            last_reconcile = time.monotonic()
-        time.sleep(poll_sec)
+        return {envelopes[j].queue for j in open_ids}
+
+    def put_back(queues: set[str]) -> None:
+        recover_abandoned(conn, queues)
+        for job_id in sorted(open_ids):
+            enqueue(conn, envelopes[job_id], settings)
+
+    follow(step, put_back, liveness, deadline=deadline, poll_sec=poll_sec, reconcile_sec=reconcile_sec)
+    return rows

@@ -38,6 +38,13 @@ from rq.rate_limit import RateLimit
 from rq.utils import import_attribute
 
 from envqa.core.config import QueueSettings, SchedulerSettings
+from envqa.core.defaults import (
+    JOB_FAILURE_TTL_SEC,
+    JOB_RESULT_TTL_SEC,
+    LOST_RECHECK_SEC,
+    LOST_SEEN_TTL_SEC,
+    PARK_REDIRECTS,
+)
 from envqa.core.policy import Action, backoff, decide
 from envqa.scheduler.lease import BEATER, Lease, LeaseLost
 from envqa.scheduler.queues import Keys, normalize_queue, queue_settings
@@ -46,11 +53,9 @@ log = structlog.get_logger(__name__)
 
 RUN = "envqa.scheduler.dispatch.run_envelope"
 ON_FAILURE = "envqa.scheduler.dispatch.on_failure"
-PARK_REDIRECTS = 10**6  # a Retry returned for a park is never what ends a job: max_parks does (meta["parks"])
 # rq statuses under which Redis still holds the job to run (enqueueing it again would make a second copy)
 HELD = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED, JobStatus.RATE_LIMITED}
 _ATTEMPT: ContextVar[int] = ContextVar("envqa_attempt", default=0)
-LOST_RECHECK_SEC = 1.0
 RETURNED = "returned"  # job.meta key, in memory only: the body of this run returned
 
 
@@ -102,8 +107,8 @@ def enqueue_envelope(conn: Redis, envelope, settings: SchedulerSettings) -> bool
         kwargs={"envelope": envelope.model_dump(mode="json")},
         job_id=envelope.job_id,
         timeout=envelope.timeout_sec,
-        result_ttl=3600,
-        failure_ttl=7 * 86400,
+        result_ttl=JOB_RESULT_TTL_SEC,
+        failure_ttl=JOB_FAILURE_TTL_SEC,
         retry=retry,
         rate_limit=RateLimit(rate_limit_key(queue), qs.concurrency or 1),
         on_failure=Callback(ON_FAILURE),
@@ -127,7 +132,7 @@ def _lost_in_dequeue(conn: Redis, job: Job) -> bool:
     if not gone:
         return False
     now = time.time()
-    first = conn.set(seen_key, now, nx=True, ex=3600, get=True)
+    first = conn.set(seen_key, now, nx=True, ex=LOST_SEEN_TTL_SEC, get=True)
     if first is None or now - float(first) < LOST_RECHECK_SEC:
         return False
     conn.delete(seen_key)

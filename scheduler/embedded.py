@@ -20,6 +20,7 @@ from pathlib import Path
 
 from redis import Redis
 
+from envqa.core.defaults import POOL_STOP_GRACE_SEC, PROCESS_EXIT_WAIT_SEC, REDIS_PING_CONNECT_SEC, REDIS_START_SEC
 from envqa.core.errors import InfraError
 
 SETTINGS_ENV = "QA_SCHEDULER_SETTINGS"
@@ -45,7 +46,7 @@ def _stop(proc: subprocess.Popen, grace: float) -> None:
         proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.wait(timeout=10)
+        proc.wait(timeout=PROCESS_EXIT_WAIT_SEC)
 
 
 def log_tail(path: Path, lines: int = 20, max_bytes: int = 64_000) -> str:
@@ -73,7 +74,7 @@ class RedisServer:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0" if self.port else f"unix://{self.socket}?db=0"
 
-    def start(self, timeout: float = 10.0) -> RedisServer:
+    def start(self, timeout: float = REDIS_START_SEC) -> RedisServer:
         binary = shutil.which("redis-server")
         if binary is None:
             raise InfraError("redis-server is not installed (run `make setup`), or set REDIS_URL", "redis_unavailable")
@@ -108,7 +109,7 @@ class RedisServer:
             if self.proc.poll() is not None:
                 raise InfraError(f"redis-server exited at start; see {self.dir / 'redis.log'}", "redis_unavailable")
             try:
-                Redis.from_url(self.url, socket_connect_timeout=0.2).ping()
+                Redis.from_url(self.url, socket_connect_timeout=REDIS_PING_CONNECT_SEC).ping()
                 return self
             except Exception:  # noqa: BLE001 - not listening yet
                 time.sleep(0.01)
@@ -191,7 +192,7 @@ class WorkerPool:
                 "workers_down",
             )
 
-    def stop(self, grace: float = 15.0) -> None:
+    def stop(self, grace: float = POOL_STOP_GRACE_SEC) -> None:
         for p in self.procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
@@ -201,4 +202,4 @@ class WorkerPool:
                 p.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 p.kill()
-                p.wait(timeout=10)
+                p.wait(timeout=PROCESS_EXIT_WAIT_SEC)

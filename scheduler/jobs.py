@@ -16,14 +16,13 @@ from rq import Queue
 from rq.registry import clean_registries
 
 from envqa.core.config import SchedulerSettings
+from envqa.core.defaults import JOB_TIMEOUT_SEC, MAINTENANCE_LOCK_SEC, STALE_LOCK_SEC
 from envqa.core.models import TrialSpec
 from envqa.scheduler.dispatch import enqueue_envelope
 from envqa.scheduler.queues import normalize_queue
 from envqa.store.db import Store
 
 log = structlog.get_logger(__name__)
-MAINTENANCE_LOCK_SEC = 899  # rq: Queue.acquire_maintenance_lock
-STALE_LOCK_SEC = 60  # cleaning a queue takes well under this
 
 
 class JobEnvelope(BaseModel):
@@ -32,7 +31,7 @@ class JobEnvelope(BaseModel):
     func: str  # dotted path of the job function; called as func(payload=...)
     payload: dict
     on_give_up: str | None = None  # dotted path, called as hook(payload=, error_class=, message=)
-    timeout_sec: int = 7200
+    timeout_sec: int = JOB_TIMEOUT_SEC
 
 
 def enqueue(conn: Redis, envelope: JobEnvelope, settings: SchedulerSettings) -> bool:

@@ -14,7 +14,12 @@ hour), so a worker killed with -9 hides its job (and holds its RateLimit slot) t
   execution was not heartbeaten for `ttl`: those workers are dead, so their executions are expired now and rq's
   own `StartedJobRegistry.cleanup` (worker maintenance, every lease) fails them with AbandonedJobError and
   retries them through their Retry.
-A worker `qa worker` starts is watched from its start; a stock `rq worker` from its first job of ours.
+A worker `qa worker` starts is watched from its start (the mark is written before rq's loop starts, not on the
+thread's first beat: every idle `--queues '*'` loop is a new name, and a kill before that beat kept the job for
+rq's timeout + 60 s, past the chaos benchmark's deadline); a stock `rq worker` from its first job of ours. A worker
+never seen beating loses its executions after UNWATCHED_LEASES leases. A job rq never marked STARTED (the
+worker died between rq's `prepare_execution` and `prepare_job_execution`) rq's cleanup would drop without a
+retry: it goes back on its queue here (rq_adapter.requeue_unstarted).
 When rq took the current job back (its execution left the registry: this process looked dead) the job is
 interrupted with LeaseLost (SIGUSR2, handled in the main thread, where a SimpleWorker runs the job).
 """
@@ -29,16 +34,18 @@ import time
 
 import structlog
 from redis import Redis
+from redis.exceptions import RedisError
 from rq.executions import Execution, ExecutionRegistry
 from rq.job import Job
 from rq.registry import StartedJobRegistry
 
+from envqa.core.defaults import LEASED_MARK_SEC, UNWATCHED_LEASES, UNWATCHED_MIN_SEC
+from envqa.scheduler import rq_adapter
 from envqa.scheduler.queues import Keys
 
 log = structlog.get_logger(__name__)
 
 LEASE_LOST_SIGNAL = signal.SIGUSR2
-LEASED_MARK_SEC = 120  # a worker name stays known as watched this long after its last beat (at least 10 x ttl)
 SCAN_LOCK = "envqa:alive-scan"
 
 
@@ -89,6 +96,10 @@ class Beater:
         with self._lock:
             self.conn, self.worker = conn, worker
             self.tick = min(self.tick, max(0.2, ttl / 3))
+        try:  # here, not on the thread's first beat: rq may start a job under this name a few round trips from now
+            self._mark(conn, worker, None)
+        except RedisError as e:  # no Redis, no job either: the thread marks it once Redis is back
+            log.warning("lease.mark_failed", worker=worker, error=f"{type(e).__name__}: {e}")
         self._start()
         self._wake.set()
 
@@ -138,15 +149,19 @@ class Beater:
         if lease is not None and self.worker is None:
             self._find(lease)
         if self.worker is not None and conn is not None:
-            ttl_ms = int(max(1.0, lease.ttl if lease else self.tick * 3) * 1000)
-            with conn.pipeline() as p:
-                p.set(alive_key(self.worker), os.getpid(), px=ttl_ms)
-                p.set(leased_key(self.worker), 1, ex=max(LEASED_MARK_SEC, 10 * math.ceil(ttl_ms / 1000)))
-                p.execute()
+            self._mark(conn, self.worker, lease)
         if lease is not None and not lease.ended:
             self._renew_job(lease)
         if conn is not None and conn.set(SCAN_LOCK, os.getpid(), nx=True, px=int(self.tick * 1000)):
             expire_dead(conn)
+
+    def _mark(self, conn: Redis, worker: str, lease: Lease | None) -> None:
+        """`worker` is alive for one lease from now, and watched (its executions expire when it stops)."""
+        ttl_ms = int(max(1.0, lease.ttl if lease else self.tick * 3) * 1000)
+        with conn.pipeline() as p:
+            p.set(alive_key(worker), os.getpid(), px=ttl_ms)
+            p.set(leased_key(worker), 1, ex=max(LEASED_MARK_SEC, 10 * math.ceil(ttl_ms / 1000)))
+            p.execute()
 
     def _find(self, lease: Lease) -> None:
         """This run's execution: the newest one rq still has (a dead worker's may linger in the job's list)."""
@@ -161,11 +176,8 @@ class Beater:
             self.worker = lease.executions[0].worker_name  # a stock rq worker: watched from now on
 
     def _renew_job(self, lease: Lease) -> None:
-        for hook in list(lease.hooks):
-            try:
-                hook()
-            except Exception as e:  # noqa: BLE001 - the store away for a moment: the next beat tries again
-                log.warning("lease.hook_failed", job_id=lease.job.id, error=str(e))
+        """Still ours? Then renew rq's heartbeat first and run the hooks (the store: slow on a loaded host) after,
+        so a slow store can neither let the lease lapse nor delay noticing that it was lost."""
         if lease.executions is None:
             self._find(lease)
         conn = lease.job.connection
@@ -191,35 +203,60 @@ class Beater:
             for execution in lease.executions:
                 execution.heartbeat(registry, lease.ttl, pipeline=p)
             p.execute()
+        for hook in list(lease.hooks):
+            try:
+                hook()
+            except Exception as e:  # noqa: BLE001 - the store away for a moment: the next beat tries again
+                log.warning("lease.hook_failed", job_id=lease.job.id, error=str(e))
 
 
 def expire_dead(conn: Redis) -> list[str]:
-    """Expire the executions of watched workers that stopped beating (killed, say, before their job reached our
-    code); returns their composite keys. rq's own cleanup takes them back: a worker's maintenance (every
-    lease) or the follower's reconcile. Not here: rq runs the failure callback under a SIGALRM death penalty,
-    which only the main thread can set."""
+    """Take back the executions of workers that stopped beating (killed, say, before their job reached our code);
+    returns their composite keys. A job rq had already marked STARTED has its execution expired now, and rq's
+    own cleanup fails it with AbandonedJobError and retries it: a worker's maintenance (every lease) or the
+    follower's reconcile. Not here: rq runs the failure callback under a SIGALRM death penalty, which only the
+    main thread can set. A job rq had not marked STARTED yet (the worker died between rq's `prepare_execution`
+    and `prepare_job_execution`) rq's cleanup would drop without a retry: it goes back on its queue here."""
     now = time.time()
-    expired: dict[str, list[str]] = {}
+    taken: list[str] = []
     for raw in conn.smembers(Keys.QUEUES):
         queue = raw.decode()
         registry = StartedJobRegistry(queue, connection=conn)
         for job_id, execution_id in registry.get_job_and_execution_ids(cleanup=False):  # rq cleans in main threads
-            try:
-                execution = Execution.fetch(execution_id, job_id, conn)
-            except ValueError:
-                continue
-            name = execution.worker_name
-            if not name or not conn.exists(leased_key(name)) or conn.exists(alive_key(name)):
-                continue
-            ttl = _lease_ttl(conn, job_id)
-            if now - execution.last_heartbeat.timestamp() < ttl:
-                continue
-            with conn.pipeline() as p:
-                registry.add_execution(execution, ttl=0, pipeline=p, xx=True)
-                p.execute()
-            log.warning("lease.worker_dead", job_id=job_id, queue=queue, worker=name)
-            expired.setdefault(queue, []).append(execution.composite_key)
-    return [k for keys in expired.values() for k in keys]
+            execution = _dead_execution(conn, job_id, execution_id, now)
+            if execution is not None:
+                taken.append(_take_back(conn, registry, queue, execution, now))
+    return taken
+
+
+def _dead_execution(conn: Redis, job_id: str, execution_id: str, now: float) -> Execution | None:
+    """The execution, when its worker has no alive key and it was not heartbeaten for its lease. A worker never
+    seen beating (no `leased` mark: a stock rq worker before its first job of ours reached our code, or one
+    killed before its first beat) gets UNWATCHED_LEASES leases instead of rq's own timeout + 60 s."""
+    try:
+        execution = Execution.fetch(execution_id, job_id, conn)
+    except ValueError:
+        return None
+    name = execution.worker_name
+    if not name or conn.exists(alive_key(name)):
+        return None
+    ttl = _lease_ttl(conn, job_id)
+    if not conn.exists(leased_key(name)):
+        ttl = max(UNWATCHED_LEASES * ttl, UNWATCHED_MIN_SEC)
+    if now - execution.last_heartbeat.timestamp() < ttl:
+        return None
+    return execution
+
+
+def _take_back(conn: Redis, registry: StartedJobRegistry, queue: str, execution: Execution, now: float) -> str:
+    if rq_adapter.requeue_unstarted(conn, queue, execution.job_id, execution.id, now):
+        log.warning("lease.unstarted_requeued", job_id=execution.job_id, queue=queue, worker=execution.worker_name)
+        return execution.composite_key
+    with conn.pipeline() as p:
+        registry.add_execution(execution, ttl=0, pipeline=p, xx=True)
+        p.execute()
+    log.warning("lease.worker_dead", job_id=execution.job_id, queue=queue, worker=execution.worker_name)
+    return execution.composite_key
 
 
 def _lease_ttl(conn: Redis, job_id: str) -> float:

@@ -4,9 +4,11 @@ It only enqueues and waits: workers (local in embedded mode, on any host otherwi
 results. Following reads the store (the source of truth), and every few seconds reconciles, so a trial
 Redis lost (restart) is enqueued again instead of being waited on forever.
 
-It never waits without bound either: embedded mode passes a `watchdog` that raises when its workers have
-died (crash loop), and in Redis mode a queue that holds this run's work with no live worker claiming from
-it is reported (event "stalled") and, after `[scheduler] stall_timeout_sec`, ends the run with exit 3.
+It never waits without bound either: trials, probe jobs and model calls all wait in the one follow loop
+(envqa.scheduler.follow). Embedded mode passes a `watchdog` that raises when its workers have died (crash
+loop); a queue that holds this caller's work with no live worker claiming from it is reported (event
+"stalled") and, after `[scheduler] stall_timeout_sec`, ends the run with exit 3; and every wait has a
+deadline from config (`follow_deadline_sec` for trials and probes, `call_deadline_sec` for a model call).
 """
 
 from __future__ import annotations
@@ -18,23 +20,22 @@ import structlog
 from redis import Redis
 
 from envqa.core.config import QAConfig
+from envqa.core.defaults import FOLLOW_POLL_SEC, RECONCILE_SEC
 from envqa.core.environment import Environment
 from envqa.core.errors import InfraError
 from envqa.core.executor import Call, ProbeJob, ProbeOutcome, TrialView, outcome_of, result_of
 from envqa.core.models import TrialResult, TrialSpec
-from envqa.core.queues import SANDBOX_QUEUE, queue_for_model
+from envqa.core.queues import queue_for_model
 from envqa.scheduler.calls import call_envelopes, enqueue_and_follow
+from envqa.scheduler.follow import Liveness, follow
 from envqa.scheduler.jobs import reconcile, recover_abandoned, submit
 from envqa.scheduler.probe_job import probe_envelope
-from envqa.scheduler.status import held
 from envqa.scheduler.trial_job import trial_envelope
 from envqa.store.db import Store
 from envqa.store.shared_files import fetch_trial_artifacts, publish_environment
 
 log = structlog.get_logger(__name__)
 EventSink = Callable[..., None]
-STALL_CHECK_SEC = 1.0
-STALL_REPORT_AFTER_SEC = 5.0
 
 
 def queue_of(spec: TrialSpec) -> str:
@@ -48,8 +49,8 @@ class RQExecutor:
         store: Store,
         url: str | Callable[[], str],
         on_event: EventSink | None = None,
-        poll_sec: float = 0.1,
-        reconcile_every_sec: float = 5.0,
+        poll_sec: float = FOLLOW_POLL_SEC,
+        reconcile_every_sec: float = RECONCILE_SEC,
         watchdog: Callable[[], None] | None = None,
     ):
         self.config, self.store = config, store
@@ -57,8 +58,7 @@ class RQExecutor:
         self.on_event = on_event or (lambda *a, **k: None)
         self.poll_sec, self.reconcile_every_sec = poll_sec, reconcile_every_sec
         self._conn: Redis | None = None
-        self.watchdog = watchdog
-        self._stalled_since: dict[str, float] = {}
+        self.liveness = Liveness(lambda: self.conn, config.scheduler, self.on_event, watchdog)
 
     @property
     def conn(self) -> Redis:
@@ -86,15 +86,14 @@ class RQExecutor:
         return results
 
     def _follow(self, pending: list[TrialSpec]) -> None:
+        """Wait for the trials in the one follow loop (envqa.scheduler.follow), announcing each start and end;
+        InfraError `timeout` after `[scheduler] follow_deadline_sec`."""
         waiting = {s.trial_id: s for s in pending}
         started: set[str] = set()
-        last_reconcile = last_check = time.monotonic()
         run_id = pending[0].run_id
-        while waiting:
-            if self.watchdog is not None:
-                self.watchdog()
-            states = self.store.trial_states(list(waiting))
-            for tid, (status, _attempts) in states.items():
+
+        def step() -> set[str]:
+            for tid, (status, _attempts) in self.store.trial_states(list(waiting)).items():
                 spec = waiting[tid]
                 if status in ("running", "done") and tid not in started:
                     started.add(tid)
@@ -103,34 +102,56 @@ class RQExecutor:
                     del waiting[tid]
                     self._materialize(spec)
                     self.on_event("trial_done", spec=spec, result=self.store.get_trial(tid))
-            if not waiting:
-                return
-            if time.monotonic() - last_check > STALL_CHECK_SEC:
-                self._check_stall({queue_of(s) for s in waiting.values()})
-                last_check = time.monotonic()
-            if time.monotonic() - last_reconcile > self.reconcile_every_sec:
-                recover_abandoned(self.conn, {queue_of(s) for s in waiting.values()})
-                reconcile(self.store, self.conn, self.config.scheduler, run_id=run_id)
-                last_reconcile = time.monotonic()
-            time.sleep(self.poll_sec)
+            return {queue_of(s) for s in waiting.values()}
 
-    def run_call(self, call: Call, *, deadline_sec: float = 3600.0) -> dict:
-        """One call as a job on its model's queue; its result, or InfraError when it gave up or ran late."""
-        row = self.run_calls([call], deadline_sec=deadline_sec)[call.call_id]
+        def put_back(queues: set[str]) -> None:
+            recover_abandoned(self.conn, queues)
+            reconcile(self.store, self.conn, self.config.scheduler, run_id=run_id)
+
+        limit = self.config.scheduler.follow_deadline_sec
+        if not follow(
+            step,
+            put_back,
+            self.liveness,
+            deadline=time.monotonic() + limit,
+            poll_sec=self.poll_sec,
+            reconcile_sec=self.reconcile_every_sec,
+        ):
+            raise InfraError(
+                f"{len(waiting)} trial(s) of run {run_id} not done within {limit:.0f}s "
+                f"([scheduler] follow_deadline_sec), e.g. {', '.join(sorted(waiting)[:3])}",
+                "timeout",
+            )
+
+    def run_call(self, call: Call, *, deadline_sec: float | None = None) -> dict:
+        """One call as a job on its model's queue; its result, or InfraError when it gave up or ran late
+        (`deadline_sec`, by default `[scheduler] call_deadline_sec`)."""
+        limit = self.config.scheduler.call_deadline_sec if deadline_sec is None else deadline_sec
+        row = self.run_calls([call], deadline_sec=limit)[call.call_id]
         if row["status"] == "done":
             return result_of(row)
         if row["status"] == "failed":
             raise InfraError(
                 f"{call.model}: call {call.call_id} gave up: {row['error_message']}", row["error_class"] or "infra"
             )
-        raise InfraError(f"{call.model}: call {call.call_id} did not finish within {deadline_sec:.0f}s", "timeout")
+        raise InfraError(
+            f"{call.model}: call {call.call_id} did not finish within {limit:.0f}s ([scheduler] call_deadline_sec)",
+            "timeout",
+        )
 
     def run_calls(self, calls: list[Call], *, deadline_sec: float) -> dict[str, dict]:
-        """Every call at once, each on its model's queue; waits at most `deadline_sec`. {call_id: row}; a call
-        still open at the deadline has status `queued`."""
+        """Every call at once, each on its model's queue, in the one follow loop (stall check, watchdog); waits
+        at most `deadline_sec`. {call_id: row}; a call still open at the deadline has status `queued`."""
         envelopes = call_envelopes(self.config, calls, self.store)
         rows = enqueue_and_follow(
-            self.store, self.conn, envelopes, self.config.scheduler, end=time.monotonic() + deadline_sec
+            self.store,
+            self.conn,
+            envelopes,
+            self.config.scheduler,
+            self.liveness,
+            deadline=time.monotonic() + deadline_sec,
+            reconcile_sec=self.reconcile_every_sec,
+            poll_sec=self.poll_sec,
         )
         for call_id in set(envelopes) - set(rows):
             rows[call_id] = {**(self.store.get_call(call_id) or {}), "call_id": call_id, "status": "queued"}
@@ -143,25 +164,24 @@ class RQExecutor:
         if self.store.shared:
             for env_dir, version in {(j.env_dir, j.env_version) for j in jobs}:
                 publish_environment(self.store, env_dir, version)
-        last_check = time.monotonic()
-
-        def liveness() -> None:
-            nonlocal last_check
-            if self.watchdog is not None:
-                self.watchdog()
-            if time.monotonic() - last_check > STALL_CHECK_SEC:
-                self._check_stall({SANDBOX_QUEUE})
-                last_check = time.monotonic()
-
+        limit = self.config.scheduler.follow_deadline_sec
         rows = enqueue_and_follow(
             self.store,
             self.conn,
             {j.job_id: probe_envelope(j, self.config, self.store) for j in jobs},
             self.config.scheduler,
+            self.liveness,
+            deadline=time.monotonic() + limit,
             reconcile_sec=self.reconcile_every_sec,
             poll_sec=self.poll_sec,
-            tick=liveness,
         )
+        missing = [j.job_id for j in jobs if j.job_id not in rows]
+        if missing:
+            raise InfraError(
+                f"{len(missing)} probe job(s) not done within {limit:.0f}s ([scheduler] follow_deadline_sec), "
+                f"e.g. {', '.join(missing[:3])}",
+                "timeout",
+            )
         outcomes = [outcome_of(job, rows[job.job_id]) for job in jobs]
         for outcome in outcomes:
             for trial_id in outcome.trial_ids:
@@ -177,32 +197,3 @@ class RQExecutor:
         """A trial that ran on another host: its files, from the store, under this host's runs dir."""
         if self.store.shared:
             fetch_trial_artifacts(self.store, spec.trial_id, self.config.runs_dir / spec.run_id / spec.trial_id)
-
-    def _check_stall(self, queues: set[str]) -> None:
-        """A queue holding this run's work with no live rq worker listening on it: report it, and after
-        `stall_timeout_sec` (0: never) raise, naming the queue."""
-        served = live_queues(self.conn)
-        now = time.monotonic()
-        for q in sorted(queues):
-            count = 0 if q in served else held(self.conn, q)
-            if not count:
-                self._stalled_since.pop(q, None)
-                continue
-            since = self._stalled_since.setdefault(q, now)
-            if now - since >= STALL_REPORT_AFTER_SEC:  # not while a worker is still starting
-                self.on_event("stalled", queue=q, seconds=now - since, jobs=count)
-            limit = self.config.scheduler.stall_timeout_sec
-            if limit and now - since >= limit:
-                raise InfraError(
-                    f"queue {q!r} has held {count} job(s) for {now - since:.0f}s with no live worker "
-                    f"listening on it; start one: qa worker --queues {q} (or raise --stall-timeout)",
-                    "stalled",
-                )
-
-
-def live_queues(conn: Redis) -> set[str]:
-    """Queues some registered rq worker listens on. rq keeps a worker's key alive with its heartbeat (`qa
-    worker`: every ~10 s when idle, worker_ttl 25 s), so a dead idle worker drops out by itself."""
-    from rq import Worker
-
-    return {q for w in Worker.all(connection=conn) for q in w.queue_names()}

@@ -4,7 +4,8 @@ the same way (envqa.scheduler.dispatch holds everything a job needs).
 
 What the wrapper adds:
 - `--queues '*'`: every queue anything was ever enqueued to (`envqa:queues`), re-read whenever the worker has
-  been idle for a second (rq's `max_idle_time`), so a model queue created after the worker started is served.
+  been idle for a while (rq's `max_idle_time`: a second, doubling while the list stays the same, up to one
+  lease and IDLE_RELOAD_MAX_SEC), so a model queue created after the worker started is served.
 - rq's worker maintenance (which brings back abandoned jobs) every `lease_ttl_sec`, not every 10 minutes, and
   rq's scheduler (`with_scheduler`: retries' backoff and parks come back through it).
 - a work loop that ends on an error (rq quits its loop on an unhandled exception, e.g. Redis gone between two
@@ -33,6 +34,13 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from rq import Queue, SimpleWorker
 
 from envqa.core.config import SchedulerSettings
+from envqa.core.defaults import (
+    IDLE_RELOAD_MAX_SEC,
+    IDLE_RELOAD_SEC,
+    PARENT_GRACE_SEC,
+    RESTART_BACKOFF_MAX_SEC,
+    WORKER_TTL_SEC,
+)
 from envqa.core.errors import InfraError, RunCancelled
 from envqa.scheduler import rq_adapter
 from envqa.scheduler.embedded import PARENT_ENV, PR_SET_PDEATHSIG
@@ -42,10 +50,6 @@ from envqa.scheduler.queues import Keys
 log = structlog.get_logger(__name__)
 
 ALL_QUEUES = "*"
-RESTART_BACKOFF_MAX_SEC = 5.0
-WORKER_TTL_SEC = 25  # rq heartbeats an idle worker every ttl - 15 s; a dead idle one drops out after ttl
-PARENT_GRACE_SEC = 10.0  # a pool's worker whose parent died: SIGTERM, then exit after this
-IDLE_RELOAD_SEC = 1  # `--queues '*'`: how long idle before the queue list is read again
 SHUTDOWN = (SystemExit, KeyboardInterrupt, RunCancelled)
 
 
@@ -93,6 +97,7 @@ def run_worker(
     round_no = 0
     worker = None  # the previous round's worker: a restarted loop keeps its maintenance clock
     exits = _ExitReasons.install()
+    idle_wait = IDLE_RELOAD_SEC  # grows while the queue list stays the same (see _next_idle_wait)
     while True:
         names = resolve_queues(conn, wanted)
         round_no += 1
@@ -109,15 +114,16 @@ def run_worker(
         try:
             if on_start is not None:
                 on_start(worker)
-            worker.work(
+            worked = worker.work(
                 burst=burst,
                 logging_level="INFO",
                 with_scheduler=True,
-                max_idle_time=IDLE_RELOAD_SEC if idle_reload else None,
+                max_idle_time=idle_wait if idle_reload else None,
             )
         except SHUTDOWN:
             raise
         except Exception as e:  # noqa: BLE001 - e.g. Redis gone during rq's own start-up bookkeeping
+            worked = False
             reason = f"{type(e).__name__}: {e}"
             exits[worker.name] = "error"
             log.error("worker.loop_failed", error=reason, traceback=traceback.format_exc(limit=5))
@@ -126,8 +132,9 @@ def run_worker(
         ended = exits.pop(worker.name, "stopped")
         if burst or ended == "stopped":
             return
-        if ended == "idle":
-            continue  # idle for a second under `--queues '*'`: read the queue list again (not a failure)
+        if ended == "idle":  # idle under `--queues '*'`: read the queue list again (not a failure)
+            idle_wait = _next_idle_wait(idle_wait, worked, names, resolve_queues(conn, wanted), settings)
+            continue
         now = time.monotonic()
         restarts.append(now)
         while restarts and now - restarts[0] > settings.restart_window_sec:
@@ -146,6 +153,18 @@ def run_worker(
         )
         time.sleep(delay)
         _wait_for_redis(conn)
+
+
+def _next_idle_wait(current: int, worked: bool, before: list[str], now: list[str], settings: SchedulerSettings) -> int:
+    """How long the next `*` loop may stay idle before it reads the queue list again. Each restart is a new
+    rq worker (registration, a forked rq scheduler, a new name): every second, that is load on a busy host and
+    churn in rq's worker list. So the wait doubles while nothing changes and is back to IDLE_RELOAD_SEC as soon
+    as a queue appeared or the loop ran a job. It stays within one lease (and IDLE_RELOAD_MAX_SEC): an idle
+    rq worker runs its maintenance, which takes abandoned jobs back, only between two waits."""
+    if worked or before != now:
+        return IDLE_RELOAD_SEC
+    cap = max(IDLE_RELOAD_SEC, min(IDLE_RELOAD_MAX_SEC, int(settings.lease_ttl_sec)))
+    return min(cap, current * 2)
 
 
 class _ExitReasons(logging.Handler):

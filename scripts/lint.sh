@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make lint`, and the first step of `make test`: ruff (lint, then the format check), mypy on the layers in
-# [tool.mypy] packages, the import contracts, and shellcheck on our own scripts. Every step runs even when an
+# [tool.mypy] packages, the import contracts, shellcheck on our own scripts, and the decision points per function
+# (scripts/complexity.py: none over 25, issue 32). Every step runs even when an
 # earlier one fails; the exit status is 1 when any failed, and the last line names them.
 # QA_LINT_FORMAT=0 leaves out `ruff format --check` (scripts/test.sh does, until the tree has been formatted once).
 set -uo pipefail
@@ -23,6 +24,7 @@ if [ "${QA_LINT_FORMAT:-1}" != 0 ]; then
 fi
 step "mypy" "$VENV/bin/mypy"
 step "lint-imports" bash scripts/lint_imports.sh
+step "complexity" "$VENV/bin/python" scripts/complexity.py
 step "shellcheck" "$VENV/bin/shellcheck" -S warning scripts/*.sh .ci/run
 if [ ${#failed[@]} -gt 0 ]; then
   echo "lint failed: ${failed[*]}" >&2

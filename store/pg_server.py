@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from envqa.core.defaults import PG_COMMAND_SEC, PG_SERVER_START_SEC, PG_STOP_SEC, PROCESS_EXIT_WAIT_SEC
 from envqa.core.errors import InfraError
 
 PG_BIN_DIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
@@ -45,14 +46,14 @@ class PostgresServer:
             os.setuid(self._user.pw_uid)
 
     def _run(self, args: list[str]) -> None:
-        out = subprocess.run(args, preexec_fn=self._demote, capture_output=True, text=True, timeout=120)
+        out = subprocess.run(args, preexec_fn=self._demote, capture_output=True, text=True, timeout=PG_COMMAND_SEC)
         if out.returncode != 0:
             raise InfraError(f"{args[0]} failed: {out.stderr.strip()[-500:]}", "postgres_unavailable")
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://postgres@/{database}?host={self.dir}"
 
-    def start(self, timeout: float = 30.0) -> PostgresServer:
+    def start(self, timeout: float = PG_SERVER_START_SEC) -> PostgresServer:
         self.dir.mkdir(parents=True, exist_ok=True)
         if self._user is not None:
             os.chown(self.dir, self._user.pw_uid, self._user.pw_gid)
@@ -108,10 +109,10 @@ class PostgresServer:
 
             self.proc.send_signal(signal.SIGINT if fast else signal.SIGTERM)  # SIGINT: "fast" shutdown
             try:
-                self.proc.wait(timeout=30)
+                self.proc.wait(timeout=PG_STOP_SEC)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-                self.proc.wait(timeout=10)
+                self.proc.wait(timeout=PROCESS_EXIT_WAIT_SEC)
         self.proc = None
 
     def restart(self) -> None:

@@ -25,6 +25,8 @@ from functools import lru_cache
 import psycopg
 from psycopg.pq import TransactionStatus
 
+from envqa.core.defaults import POSTGRES_CONNECT_SEC, POSTGRES_RETRY_SEC
+
 WRITE_LOCK = 0x656E7671  # "envq": the one advisory lock that serialises writers, as SQLite does
 _DDL = re.compile(r"^\s*(CREATE|ALTER)\s+TABLE", re.I)
 
@@ -91,7 +93,7 @@ def _row_factory(cursor):
 class PgConnection:
     """One thread's connection (autocommit; transactions are explicit, as in the SQLite backend)."""
 
-    def __init__(self, url: str, retry_sec: float = 60.0):
+    def __init__(self, url: str, retry_sec: float = POSTGRES_RETRY_SEC):
         self.url, self.retry_sec = url, retry_sec
         self._conn: psycopg.Connection | None = None
 
@@ -99,7 +101,9 @@ class PgConnection:
         deadline = time.monotonic() + self.retry_sec
         while True:
             try:
-                return psycopg.connect(self.url, autocommit=True, row_factory=_row_factory, connect_timeout=5)
+                return psycopg.connect(
+                    self.url, autocommit=True, row_factory=_row_factory, connect_timeout=POSTGRES_CONNECT_SEC
+                )
             except psycopg.OperationalError as e:
                 if time.monotonic() > deadline:
                     raise StoreUnavailable(f"Postgres store unreachable: {e}") from e

@@ -22,11 +22,9 @@ import tarfile
 import zlib
 from pathlib import Path
 
+from envqa.core.defaults import MAX_BUNDLE_BYTES, MAX_FILE_BYTES, MAX_TRIAL_BYTES
 from envqa.core.models import utcnow
 
-MAX_FILE_BYTES = 2 * 1024 * 1024  # per artifact file, before compression
-MAX_TRIAL_BYTES = 16 * 1024 * 1024  # all of one trial's files, before compression
-MAX_BUNDLE_BYTES = 64 * 1024 * 1024  # one environment's tar.gz
 TRUNCATED_NOTE = b"\n[envqa: truncated to the first %d bytes of %d by the artifact store's cap]\n"
 
 

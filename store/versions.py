@@ -55,8 +55,9 @@ class VersionStore:
 
     def load(self, version: str) -> Environment:
         """The version as an Environment under the task's own name: a snapshot's directory is named by its
-        hash, but exploits guess passwords from the task's name and reports show it."""
-        env = load_environment(self.path(version))
+        hash, but exploits guess passwords from the task's name and reports show it. A snapshot never changes,
+        so its name is its hash: it is not hashed again, and parsed once per process (core/env_cache.py)."""
+        env = load_environment(self.path(version), version=version)
         name = self.get(version).name
         return env.model_copy(update={"name": name}) if name else env
 

@@ -16,6 +16,9 @@ import pytest
 # Every container this test session starts (in-process or in `qa` subprocesses, which inherit the
 # environment) carries envqa.session=<this id>; the leak check looks at exactly those.
 SESSION = os.environ.setdefault("QA_SESSION", f"pytest-{uuid.uuid4().hex[:12]}")
+# Roles get model clients through core's seam (envqa.core.model_client.client_for), which importing envqa.app wires
+# to the SDK adapters in envqa.providers, as in every qa process; tests that build a solver directly need it too.
+import envqa.app  # noqa: E402, F401
 from qa_testkit import EXAMPLES, QA, REPO, copy_example, run_qa, wait_for  # noqa: E402, F401 - after QA_SESSION; re-exported
 
 

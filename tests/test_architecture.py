@@ -29,7 +29,7 @@ def test_the_contracts_are_the_architecture():
     assert kinds.count("layers") == 1 and "acyclic_siblings" in kinds and kinds.count("forbidden") >= 2
     layers = next(c for c in contracts.values() if c["type"] == "layers")["layers"]
     assert layers == ["envqa.app", "envqa.graphs", "envqa.probes", "envqa.agents", "envqa.core"]
-    infra = {"envqa.sandbox", "envqa.store", "envqa.scheduler"}
+    infra = {"envqa.sandbox", "envqa.store", "envqa.scheduler", "envqa.providers"}  # providers: the model SDK adapters
     forbidden = [c for c in contracts.values() if c["type"] == "forbidden"]
     assert any(
         {"envqa.core", "envqa.agents", "envqa.probes", "envqa.graphs"} <= set(c["source_modules"])

@@ -14,7 +14,19 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-LAYER_DIRS = ["core", "agents", "probes", "graphs", "sandbox", "store", "scheduler", "app", "demo", "prompts"]
+LAYER_DIRS = [
+    "core",
+    "agents",
+    "probes",
+    "graphs",
+    "sandbox",
+    "store",
+    "scheduler",
+    "providers",
+    "app",
+    "demo",
+    "prompts",
+]
 ROLE_DIRS = {"envqa": "envqa", **{d: f"envqa.{d}" for d in LAYER_DIRS}}
 BARE = LAYER_DIRS
 

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from envqa.agents.fixers.base import FixContext, register_fixer
+from envqa.core.defaults import PIP_FREEZE_SEC
 from envqa.core.models import Finding
 from envqa.core.parsers.dockerfile import instruction_spans, parse_dockerfile
 from envqa.core.parsers.pip import pip_args, unpinned_packages
@@ -40,7 +41,9 @@ def image_packages(backend, env, config) -> dict[str, str]:
         output_limit_bytes=config.sandbox.output_limit_bytes,
     )
     with backend.start(spec) as sandbox:
-        res = sandbox.exec(["sh", "-c", "python3 -m pip freeze 2>/dev/null || pip freeze 2>/dev/null"], timeout=120)
+        res = sandbox.exec(
+            ["sh", "-c", "python3 -m pip freeze 2>/dev/null || pip freeze 2>/dev/null"], timeout=PIP_FREEZE_SEC
+        )
     out = {}
     for line in res.stdout.splitlines():
         name, sep, version = line.partition("==")

@@ -11,13 +11,14 @@ tail with the original size kept, so a 500-trial run stays a few megabytes.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from envqa.core.defaults import REPORT_FILE_LIMIT as FILE_LIMIT
+from envqa.core.defaults import REPORT_TEXT_LIMIT as TEXT_LIMIT
 from envqa.core.registry import LABEL_COLORS
 
-TEXT_LIMIT = 4000  # characters kept of one observation, message or artifact file (head + tail)
-FILE_LIMIT = 8000
 SKIP_FILES = {"result.json", "trajectory.json"}
 
 
@@ -95,23 +96,33 @@ def trial_trace(trial: dict, run_dir: Path, result: dict | None = None) -> dict:
     return trace
 
 
+def _version_entries(report: dict) -> Iterator[tuple[dict, Any]]:
+    """(version, entry) for each entry of each version's `trials` list: a trial object or a trial id."""
+    for v in report.get("versions") or []:
+        trials = v.get("trials")
+        for t in trials if isinstance(trials, list) else []:
+            yield v, t
+
+
+def _trials_by_id(report: dict) -> dict[str, dict]:
+    """Each trial object once, by id: versions[].trials first (tagged with their version), then the top-level
+    list, whose keys win."""
+    seen: dict[str, dict] = {}
+    for v, t in _version_entries(report):
+        if isinstance(t, dict) and t.get("trial_id"):
+            seen.setdefault(t["trial_id"], {**t, "version": t.get("version") or v.get("version")})
+    for t in report.get("trials") or []:
+        if isinstance(t, dict) and t.get("trial_id"):
+            seen[t["trial_id"]] = {**seen.get(t["trial_id"], {}), **t}
+    return seen
+
+
 def collect_trials(report: dict, results: dict[str, dict] | None = None) -> list[dict]:
     """Every trial of every version, once: the top-level list (current version) plus versions[].trials
     when those are trial objects. Each gets its `version` (from the report, else its stored result)."""
     results = results or {}
-    seen: dict[str, dict] = {}
-    for v in report.get("versions") or []:
-        for t in v.get("trials") or [] if isinstance(v.get("trials"), list) else []:
-            if isinstance(t, dict) and t.get("trial_id"):
-                seen.setdefault(t["trial_id"], {**t, "version": t.get("version") or v.get("version")})
-    for t in report.get("trials") or []:
-        if isinstance(t, dict) and t.get("trial_id"):
-            seen[t["trial_id"]] = {**seen.get(t["trial_id"], {}), **t}
-    ids_by_version = {}
-    for v in report.get("versions") or []:
-        for t in v.get("trials") or [] if isinstance(v.get("trials"), list) else []:
-            if isinstance(t, str):
-                ids_by_version[t] = v.get("version")
+    seen = _trials_by_id(report)
+    ids_by_version = {t: v.get("version") for v, t in _version_entries(report) if isinstance(t, str)}
     for tid, t in seen.items():
         t["version"] = (
             t.get("version")
@@ -205,12 +216,22 @@ def merge_proposals(report: dict, stored: list[dict]) -> list[dict]:
     return proposals
 
 
-def build_view(report: dict, run_dir: Path, extras: dict | None = None) -> tuple[dict, dict[str, dict]]:
-    """(view model for the page, {trial_id: trace}) from a report and its run directory."""
-    extras = extras or {}
-    versions = normalise_versions(report)
+PROPOSAL_KEYS = (
+    "proposal_id",
+    "status",
+    "rationale",
+    "addresses",
+    "expected_effect",
+    "attempt",
+    "author",
+    "spec_check",
+)
+
+
+def _attach_traces(trials: list[dict], run_dir: Path, extras: dict) -> dict[str, dict]:
+    """Complete each trial from the store (its label, a multi-step trial's per-step rewards) and read its trace;
+    the trial keeps only the trace's counts, so the page stays small and traces load when opened."""
     results = extras.get("results") or {}
-    trials = collect_trials(report, results)
     labels = extras.get("labels") or {}
     traces: dict[str, dict] = {}
     for t in trials:
@@ -224,40 +245,46 @@ def build_view(report: dict, run_dir: Path, extras: dict | None = None) -> tuple
         t["files"] = len(trace["files"])
         t.pop("artifacts_dir", None)
         traces[t["trial_id"]] = trace
-    proposals = merge_proposals(report, extras.get("proposals") or [])
+    return traces
+
+
+def _attach_proposals(versions: list[dict], proposals: list[dict]) -> None:
+    """Give each version the proposal that produced it: its gate, the proposal's summary and its patch."""
     by_candidate = {p.get("candidate_version"): p for p in proposals if p.get("candidate_version")}
     for v in versions:
         p = by_candidate.get(v.get("version"))
         if p:
             v.setdefault("gate", p.get("gate"))
-            v.setdefault(
-                "proposal",
-                {
-                    k: p.get(k)
-                    for k in (
-                        "proposal_id",
-                        "status",
-                        "rationale",
-                        "addresses",
-                        "expected_effect",
-                        "attempt",
-                        "author",
-                        "spec_check",
-                    )
-                },
-            )
+            v.setdefault("proposal", {k: p.get(k) for k in PROPOSAL_KEYS})
             v["patch"] = v.get("patch") or p.get("diff")
+
+
+def _cross_trial(report: dict, sweep: dict | None) -> dict | None:
+    """Issue 33: pass@1 per agent/model (qa's and imported), the per-test table, what was imported."""
+    if not report.get("cross_trial"):
+        return None
+    return {**report["cross_trial"], "models": (sweep or {}).get("models") or {}}
+
+
+def build_view(report: dict, run_dir: Path, extras: dict | None = None) -> tuple[dict, dict[str, dict]]:
+    """(view model for the page, {trial_id: trace}) from a report and its run directory."""
+    extras = extras or {}
+    versions = normalise_versions(report)
+    trials = collect_trials(report, extras.get("results") or {})
+    traces = _attach_traces(trials, run_dir, extras)
+    proposals = merge_proposals(report, extras.get("proposals") or [])
+    _attach_proposals(versions, proposals)
     adopted = {v.get("version") for v in versions}
-    env = report.get("environment") or {}
     sweep = report.get("sweep") or next((v["sweep"] for v in reversed(versions) if v.get("sweep")), None)
+    band = sweep or {}
     view = {
         "run_id": report.get("run_id"),
-        "environment": env,
+        "environment": report.get("environment") or {},
         "verdict": report.get("verdict"),
         "stop_reason": report.get("stop_reason"),
         "iterations": report.get("iterations"),
         "schema_version": report.get("schema_version"),
-        "band": (sweep or {}).get("band"),
+        "band": band.get("band"),
         "versions": versions,
         "trials": trials,
         "incomplete": report.get("incomplete") or [],
@@ -265,14 +292,11 @@ def build_view(report: dict, run_dir: Path, extras: dict | None = None) -> tuple
         "notifications": report.get("notifications") or [],
         "other_proposals": [p for p in proposals if p.get("candidate_version") not in adopted],
         "spend": spend_rows(versions, report, proposals),
-        "budget_stop": (sweep or {}).get("budget_stop"),
+        "budget_stop": band.get("budget_stop"),
         "awaiting_approval": bool(report.get("awaiting_approval")),
         "in_band": report.get("in_band"),
         "inconclusive": report.get("inconclusive") or [],
-        # issue 33: pass@1 per agent/model (qa's and imported), the per-test table, what was imported
-        "cross_trial": {**(report.get("cross_trial") or {}), "models": (sweep or {}).get("models") or {}}
-        if report.get("cross_trial")
-        else None,
+        "cross_trial": _cross_trial(report, sweep),
         "label_colors": dict(LABEL_COLORS),  # the label registry's swatches (report.js reads them)
     }
     return view, traces

@@ -18,8 +18,7 @@ from starlette.routing import Route
 
 from envqa.app.report_html import report_store
 from envqa.app.report_html.dataset import SAFE_ID, dataset_from_store, dataset_report_path, write_dataset_report
-
-LISTED = 200  # datasets on the index page, newest first
+from envqa.core.defaults import REPORT_DATASETS_LISTED as LISTED
 
 
 def list_datasets(config) -> list[dict]:

@@ -19,9 +19,9 @@ from starlette.routing import Route
 
 from envqa.app.report_html import jinja_env, report_store, write_html_report
 from envqa.app.report_html.dataset_routes import dataset_routes, list_datasets
+from envqa.core.defaults import REPORT_RUNS_LISTED as LISTED
 
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-LISTED = 500  # runs on the index page, newest first
 
 
 def list_runs(config) -> list[dict]:

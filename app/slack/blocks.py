@@ -11,11 +11,11 @@ import json
 from typing import Any
 
 from envqa.app.approval_prompt import spec_conflict_lines
+from envqa.core.defaults import SLACK_DIFF_EXCERPT_LINES as DIFF_EXCERPT_LINES
 
 APPROVE_ACTION = "envqa_approve"
 REJECT_ACTION = "envqa_reject"
 SECTION_LIMIT = 2900
-DIFF_EXCERPT_LINES = 40
 
 
 def _cut(text: str, limit: int = SECTION_LIMIT) -> str:

@@ -26,10 +26,11 @@ from slack_sdk.http_retry.state import RetryState
 from slack_sdk.webhook import WebhookClient
 
 from envqa.core.config import SlackSettings
+from envqa.core.defaults import SLACK_MAX_RETRIES as MAX_RETRIES
+from envqa.core.defaults import SLACK_RETRY_BACKOFF, WEBHOOK_BUDGET_SEC
 
 TOKEN_ENV = "SLACK_BOT_TOKEN"
 SECRET_ENV = "SLACK_SIGNING_SECRET"
-MAX_RETRIES = 5
 
 
 class SlackUnavailable(Exception):
@@ -122,7 +123,8 @@ class BudgetedServerErrorHandler(RetryHandler):
 
     def __init__(self, deadline: Deadline, max_retry_count: int = MAX_RETRIES):
         super().__init__(
-            max_retry_count=max_retry_count, interval_calculator=BackoffRetryIntervalCalculator(backoff_factor=0.5)
+            max_retry_count=max_retry_count,
+            interval_calculator=BackoffRetryIntervalCalculator(backoff_factor=SLACK_RETRY_BACKOFF),
         )
         self.deadline = deadline
 
@@ -142,7 +144,8 @@ class BudgetedServerErrorHandler(RetryHandler):
 class BudgetedConnectionErrorHandler(ConnectionErrorRetryHandler):
     def __init__(self, deadline: Deadline, max_retry_count: int = MAX_RETRIES):
         super().__init__(
-            max_retry_count=max_retry_count, interval_calculator=BackoffRetryIntervalCalculator(backoff_factor=0.5)
+            max_retry_count=max_retry_count,
+            interval_calculator=BackoffRetryIntervalCalculator(backoff_factor=SLACK_RETRY_BACKOFF),
         )
         self.deadline = deadline
 
@@ -174,8 +177,8 @@ def web_client(settings: SlackSettings, budget_sec: float | None = None) -> WebC
     )
 
 
-def webhook_client(url: str, budget_sec: float = 10.0) -> WebhookClient:
+def webhook_client(url: str, budget_sec: float = WEBHOOK_BUDGET_SEC) -> WebhookClient:
     """For `response_url` (ephemeral answers to a click): same retry policy, no token needed."""
     return WebhookClient(
-        url, timeout=max(1, int(min(10.0, budget_sec))), retry_handlers=_handlers(Deadline(budget_sec))
+        url, timeout=max(1, int(min(WEBHOOK_BUDGET_SEC, budget_sec))), retry_handlers=_handlers(Deadline(budget_sec))
     )

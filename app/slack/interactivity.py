@@ -30,10 +30,10 @@ from envqa.app.resume import continue_run
 from envqa.app.slack.blocks import APPROVE_ACTION, REJECT_ACTION, decided_message
 from envqa.app.slack.client import describe, scrub, signing_secret, web_client, webhook_client
 from envqa.core.config import QAConfig
+from envqa.core.defaults import SLACK_GROUP_CACHE_SEC as GROUP_CACHE_SEC
 
 log = structlog.get_logger("envqa.app.slack")
 ACTIONS = {APPROVE_ACTION: "approve", REJECT_ACTION: "reject"}
-GROUP_CACHE_SEC = 60.0
 
 
 class Click(BaseModel):

@@ -19,6 +19,7 @@ from envqa.core.consistency.claims import Instruction, read_instruction
 from envqa.core.consistency.model import Requirement
 from envqa.core.consistency.requirements import python_requirements
 from envqa.core.consistency.shell_requirements import command_requirements, python_heredocs, shell_requirements
+from envqa.core.defaults import GUARD_MAX_BYTES as MAX_BYTES
 from envqa.core.environment import Environment
 from envqa.core.parsers.dockerfile import instruction_spans
 from envqa.core.parsers.shell import Command, parse_script
@@ -45,7 +46,6 @@ SYSTEM = (
 )
 SYSTEM_PARTS = ("site-packages", "dist-packages", "node_modules", "/.venv/", "/venv/", "/.cache/", "/__pycache__")
 CONFIG = ("/etc", "/var/log", "/var/run", "/var/spool", "/home", "/root")  # the agent may touch, never "outputs"
-MAX_BYTES = 400_000
 REDIRECT = re.compile(r"(?<![<>&\d])>>?\s*[\"']?(/[\w./+@-]+)")
 USERADD = re.compile(r"\b(?:useradd|adduser)\b[^;&|\n]*?\s([a-z_][\w.-]{0,31})\s*(?:$|[;&|\n])", re.M)
 

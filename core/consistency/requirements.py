@@ -80,6 +80,14 @@ def _name(func: ast.AST) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
+def _write_target(node: ast.Call, name: str, receiver: ast.AST | None) -> ast.AST | None:
+    """What a writing call writes: its receiver (`p.write_text(...)`, `p.mkdir()`), except for copies and moves,
+    which write their last argument (the destination)."""
+    if receiver is not None and name not in ("copy", "copyfile", "copytree", "move"):
+        return receiver
+    return node.args[-1] if node.args else None
+
+
 class _Resolver:
     """Constant folding for path-ish expressions; names are bound by module- and function-level assignments."""
 
@@ -144,35 +152,43 @@ class _Reader(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         name = _name(node.func)
         receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+        self.call_paths(node, name, receiver)
+        if name in ("startswith", "endswith") and receiver is not None:
+            self.compared_affix(node, receiver)
+        if name in ("getpwnam", "getgrnam") and node.args and (user := self.resolve.value(node.args[0])):
+            self.add("name", user, "user" if name == "getpwnam" else "group", node)
+        self.generic_visit(node)
+
+    def call_paths(self, node: ast.Call, name: str, receiver: ast.AST | None) -> None:
+        """The role a call gives the paths in it: hashed or timed (preserve), run as a command, opened (by its
+        mode), written, or read."""
         if (HASHING.search(name) and name not in READS) or name in MTIMES:
             self.role_paths(node, "preserve")
         elif name in RUNS:
             self.command(node)
         elif name == "open" and receiver is None and node.args:
-            mode = (
-                self.resolve.value(node.args[1])
-                if len(node.args) > 1
-                else next((self.resolve.value(k.value) for k in node.keywords if k.arg == "mode"), "r")
-            )
+            mode = self.open_mode(node)
             self.role_paths(node.args[0], "write" if mode and set(mode) & set("wax") else "read")
         elif name in WRITES:
-            target = (
-                receiver
-                if receiver is not None and name not in ("copy", "copyfile", "copytree", "move")
-                else (node.args[-1] if node.args else None)
-            )
+            target = _write_target(node, name, receiver)
             if target is not None:
                 self.role_paths(target, "write")
         elif name in READS:
             self.role_paths(receiver if receiver is not None and self.resolve.value(receiver) else node, "read")
-        if name in ("startswith", "endswith") and receiver is not None:
-            folded = any(isinstance(s, ast.Call) and _name(s.func) in FOLDS for s in ast.walk(receiver))
-            for arg in node.args[:1]:
-                for lit in self.literals(arg):
-                    self.add("compared", lit, "ci" if folded else "cs", node)
-        if name in ("getpwnam", "getgrnam") and node.args and (user := self.resolve.value(node.args[0])):
-            self.add("name", user, "user" if name == "getpwnam" else "group", node)
-        self.generic_visit(node)
+
+    def open_mode(self, node: ast.Call) -> str | None:
+        """`open(p, mode)`'s mode, positional or keyword ("r" when not given; None when not a constant)."""
+        if len(node.args) > 1:
+            return self.resolve.value(node.args[1])
+        return next((self.resolve.value(k.value) for k in node.keywords if k.arg == "mode"), "r")
+
+    def compared_affix(self, node: ast.Call, receiver: ast.AST) -> None:
+        """`out.startswith("OK")`: the prefix or suffix is compared with the output (case-insensitively when
+        the receiver was folded with `.lower()` and the like)."""
+        folded = any(isinstance(s, ast.Call) and _name(s.func) in FOLDS for s in ast.walk(receiver))
+        for arg in node.args[:1]:
+            for lit in self.literals(arg):
+                self.add("compared", lit, "ci" if folded else "cs", node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in MTIMES:  # Path(x).stat().st_mtime

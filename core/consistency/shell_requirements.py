@@ -102,55 +102,61 @@ def _branches(words: list[str]) -> list[str]:
     return out
 
 
-def command_requirements(words: list[str], redirects: list[tuple[str, str]]) -> list[Requirement]:
-    """One simple command's requirements, without file or line (the caller places them)."""
-    if not words:
-        return [
-            _blank("path", t, "write" if op in (">", ">>", "&>") else "read")
-            for op, t in redirects
-            if t.startswith("/")
-        ]
-    name = words[0].rsplit("/", 1)[-1]
-    out = [
-        _blank("path", t, "write" if op in (">", ">>", "&>", ">|") else "read")
-        for op, t in redirects
-        if t.startswith("/")
-    ]
-    paths = _paths(words[1:])
-    if words[0].startswith("/"):
-        out.append(_blank("path", words[0], "exec"))
+def _redirected(redirects: list[tuple[str, str]], write_ops: tuple[str, ...]) -> list[Requirement]:
+    """The absolute paths a command's redirections write (`write_ops`) or read."""
+    return [_blank("path", t, "write" if op in write_ops else "read") for op, t in redirects if t.startswith("/")]
+
+
+def _path_roles(name: str, words: list[str], paths: list[str]) -> list[Requirement]:
+    """The role of each absolute path argument, decided by the command: a hasher preserves (or, with `-c`, reads
+    its list), a test reads or runs, a writer or copy writes its destination, an interpreter runs its script;
+    any other command only mentions it."""
     if name in HASHERS and ("-c" in words or "--check" in words):
-        out += [_blank("path", p, "read") for p in paths]  # a checksum list, read; the files it names are checked
-    elif name in HASHERS or (name == "stat" and any("%Y" in w or "%y" in w or "%Z" in w for w in words)):
-        out += [_blank("path", p, "preserve") for p in paths]
-    elif name in TESTS:
-        out += [
+        return [_blank("path", p, "read") for p in paths]  # a checksum list, read; the files it names are checked
+    if name in HASHERS or (name == "stat" and any("%Y" in w or "%y" in w or "%Z" in w for w in words)):
+        return [_blank("path", p, "preserve") for p in paths]
+    if name in TESTS:
+        tested = [
             _blank("path", w, "exec" if words[i] == "-x" else "read")
             for i, w in enumerate(words[1:])
             if w in paths and words[i] in FILE_TESTS
         ]
-        out += _compared_in_test(words)
-    elif name in WRITERS or name in ("cp", "mv", "rsync", "curl", "wget"):
+        return tested + _compared_in_test(words)
+    if name in WRITERS or name in ("cp", "mv", "rsync", "curl", "wget"):
         dest = _dest(name, words)
-        out += [_blank("path", p, "write" if p == dest or name in WRITERS else "read") for p in paths]
-    elif name in READERS or name in ("python", "python3", "bash", "sh", "node", "ruby", "perl"):
-        out += [
-            _blank("path", p, "exec" if name in ("python", "python3", "bash", "sh") and i == 0 else "read")
-            for i, p in enumerate(paths)
-        ]
-    else:
-        out += [_blank("path", p, "mention") for p in paths]
+        return [_blank("path", p, "write" if p == dest or name in WRITERS else "read") for p in paths]
+    if name in READERS or name in ("python", "python3", "bash", "sh", "node", "ruby", "perl"):
+        runs_script = name in ("python", "python3", "bash", "sh")
+        return [_blank("path", p, "exec" if runs_script and i == 0 else "read") for i, p in enumerate(paths)]
+    return [_blank("path", p, "mention") for p in paths]
+
+
+def _named_things(name: str, words: list[str]) -> list[Requirement]:
+    """The non-path requirements on a command line: a string `grep -F`/`-q` looks for, URLs, users (`su`,
+    `sudo -u`, `user@host`), hosts and git branches."""
+    out: list[Requirement] = []
     if name == "grep" and ("-F" in words or "-q" in words):
         pat = _plain(words)[:1]
         out += [_blank("compared", p, "ci" if "-i" in words else "cs") for p in pat if not p.startswith("/")]
     out += [_blank("url", w, "fetch") for w in words if URLISH.match(w)]
     out += [_blank("name", u, "user") for u in _user_names(name, words) if re.fullmatch(r"[a-z_][\w.-]{0,31}", u)]
     out += [_blank("name", b, "branch") for b in _branches(words)]
-    for w in words[1:]:
-        m = USER_AT.match(w)
-        if m and name in ("ssh", "scp", "git", "sftp", "rsync"):
+    if name in ("ssh", "scp", "git", "sftp", "rsync"):
+        for m in filter(None, (USER_AT.match(w) for w in words[1:])):
             out += [_blank("name", m.group(1), "user"), _blank("name", m.group(2), "host")]
     return out
+
+
+def command_requirements(words: list[str], redirects: list[tuple[str, str]]) -> list[Requirement]:
+    """One simple command's requirements, without file or line (the caller places them)."""
+    if not words:  # a bare redirection (`> /app/out`): `>|` is not a write here, as before
+        return _redirected(redirects, (">", ">>", "&>"))
+    name = words[0].rsplit("/", 1)[-1]
+    out = _redirected(redirects, (">", ">>", "&>", ">|"))
+    if words[0].startswith("/"):
+        out.append(_blank("path", words[0], "exec"))
+    out += _path_roles(name, words, _paths(words[1:]))
+    return out + _named_things(name, words)
 
 
 def _dest(name: str, words: list[str]) -> str | None:

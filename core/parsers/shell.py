@@ -127,32 +127,44 @@ class _Walker:
                     self.walk(part, reachable, conditional)
             return True
         if kind == "compound":
-            cont = True
-            for part in node.list:
-                if part.kind not in ("reservedword",):
-                    cont = self.walk(part, reachable and cont, conditional) and cont
-            for r in getattr(node, "redirects", []) or []:
-                self.walk(r, reachable, conditional)
-            return cont
+            return self.compound(node, reachable, conditional)
         if kind == "if":
             return self.if_node(node, reachable, conditional)
         if kind in ("while", "until", "for"):
-            parts = [p for p in node.parts if p.kind not in ("reservedword", "word")]
-            never = kind == "while" and parts and self.literal_false(parts[0])
-            for i, part in enumerate(parts):
-                self.walk(part, reachable and not (never and i > 0), True)
-            return True
+            return self.loop(node, reachable)
         if kind == "function":
-            name = node.name.word if hasattr(node, "name") else node.parts[0].word
-            before = len(self.commands)
-            self.walk(node.body if hasattr(node, "body") else node.parts[-1], reachable, True)
-            self.functions[name] = self.commands[before:]
-            return True
+            return self.function(node, reachable)
         if kind == "redirect":
             target = getattr(node, "output", None)
             if target is not None and getattr(target, "kind", "") == "word":
                 self.nested(target, reachable, conditional)
-            return True
+        return True
+
+    def compound(self, node, reachable: bool, conditional: bool) -> bool:
+        """`{ …; }` or `( … )`: its parts in order (an `exit` inside ends what follows), then its redirections."""
+        cont = True
+        for part in node.list:
+            if part.kind not in ("reservedword",):
+                cont = self.walk(part, reachable and cont, conditional) and cont
+        for r in getattr(node, "redirects", []) or []:
+            self.walk(r, reachable, conditional)
+        return cont
+
+    def loop(self, node, reachable: bool) -> bool:
+        """`while`/`until`/`for`: every part is conditional; the body of `while false` is unreachable."""
+        parts = [p for p in node.parts if p.kind not in ("reservedword", "word")]
+        never = node.kind == "while" and parts and self.literal_false(parts[0])
+        for i, part in enumerate(parts):
+            self.walk(part, reachable and not (never and i > 0), True)
+        return True
+
+    def function(self, node, reachable: bool) -> bool:
+        """A function definition: its body's commands are kept by name, so uncalled functions can be marked
+        unreachable once the whole script is read (`_parse_whole`)."""
+        name = node.name.word if hasattr(node, "name") else node.parts[0].word
+        before = len(self.commands)
+        self.walk(node.body if hasattr(node, "body") else node.parts[-1], reachable, True)
+        self.functions[name] = self.commands[before:]
         return True
 
     def sequence(self, parts, reachable: bool, conditional: bool) -> bool:

@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 
+from envqa.core.defaults import MAX_DEPTH
 from envqa.core.imported import ImportBatch, ImportedTrial, ImportProblem
 from envqa.core.readers import harbor, terminal_bench
-
-MAX_DEPTH = 3  # a folder of jobs/runs, nested at most this deep below a given path ("runs/nightly/<run>")
 
 __all__ = ["iter_runs", "read_runs"]
 

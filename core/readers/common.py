@@ -11,13 +11,11 @@ import os
 import re
 from pathlib import Path
 
+from envqa.core.defaults import JSON_MAX, MESSAGE_MAX
+from envqa.core.defaults import LOG_HEAD as LOG_HEAD  # re-exported: the readers take their limits from here
+from envqa.core.defaults import OBSERVATION_MAX as OBSERVATION_MAX
+from envqa.core.defaults import VERIFIER_TAIL as VERIFIER_TAIL
 from envqa.core.imported import TestOutcome, TestStatus
-
-MESSAGE_MAX = 2_000  # a test's failure text
-OBSERVATION_MAX = 4_000  # one trajectory step's observation
-VERIFIER_TAIL = 8_000  # the tail of the verifier's stdout kept on the trial
-LOG_HEAD = 4 * 1024 * 1024  # at most this much of an agent's session log is read
-JSON_MAX = 256 * 1024 * 1024  # a result/trajectory file larger than this is refused, not read
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
 # What a shell or container runtime prints when the agent's own command does not exist: bash, dash/sh,

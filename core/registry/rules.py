@@ -72,6 +72,9 @@ class Rule:
     fixer: str | None = None
     proves_trials: bool = False  # the finding's trial ids are passes it proves were shortcuts (the labeller)
     kind: Literal["finding", "inconclusive"] = "finding"
+    # Rules whose findings this rule's finding explains: they give way to it in the same version (the network
+    # explains a reference solution that fails offline). graphs/loop_state.py applies it.
+    explains: tuple[str, ...] = ()
 
     def public(self) -> dict:
         """The `qa rules --json` row."""
@@ -95,7 +98,17 @@ def _load() -> list[Rule]:
     """The rules of rules.toml, in order; a row with a missing or unknown field fails here, at import."""
     rows = tomllib.loads(DATA.read_text())["rule"]
     try:
-        return [Rule(**{"subtype": None, **row, "severity": Severity(row["severity"])}) for row in rows]
+        return [
+            Rule(
+                **{
+                    "subtype": None,
+                    **row,
+                    "severity": Severity(row["severity"]),
+                    "explains": tuple(row.get("explains", ())),
+                }
+            )
+            for row in rows
+        ]
     except (TypeError, ValueError, KeyError) as e:
         raise ValueError(f"{DATA}: a [[rule]] row is malformed: {e}") from None
 
@@ -161,6 +174,8 @@ FIXERS: dict[str, str] = {r.id: r.fixer for r in RULES if r.fixer}
 # The labeller: findings whose trial ids prove a pass was a shortcut -> the subtype (None: the message names it).
 SHORTCUT_RULES: dict[str, str | None] = {r.id: r.subtype for r in RULES if r.proves_trials}
 REMEDIES: dict[str, str] = {r.id: r.remedy for r in RULES if r.remedy}
+# rule -> the rules its finding explains (and so withdraws within a version).
+EXPLAINS: dict[str, tuple[str, ...]] = {r.id: r.explains for r in RULES if r.explains}
 
 
 def _check() -> None:
@@ -184,6 +199,7 @@ def _check() -> None:
             )
             if bad
         ]
+        problems += [f"explains unknown rule {other!r}" for other in r.explains if other not in RULE_INFO]
         if problems:
             raise ValueError(f"rule {r.id!r}: {'; '.join(problems)}")
         seen.add(r.id)

@@ -13,12 +13,12 @@ import json
 import threading
 import time
 
-from envqa.agents.analyst import AnalystJob, analyst_call_id
 from envqa.agents.trajectory import AgentInfo, AtifToolCall, Observation, ObservationResult, Redactor, TrajectoryWriter
 from envqa.core.config import QAConfig
 from envqa.core.environment import load_environment
 from envqa.core.executor import LABEL_CALL, Call
 from envqa.core.models import Outcome, TrialResult
+from envqa.probes.analyst.model import AnalystJob, analyst_call_id
 from envqa.scheduler.embedded import WorkerPool
 from envqa.scheduler.rq_executor import RQExecutor
 from envqa.scheduler.status import queue_status

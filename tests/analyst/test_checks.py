@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from envqa.agents.analyst import AnalystAnswer, AnalystCitation, check_answer
-from envqa.agents.trace_view import CHARS_PER_TOKEN, compress
 from envqa.agents.trajectory import AgentInfo, AtifToolCall, Observation, ObservationResult, Step, Trajectory
 from envqa.core.models import Citation, TrialLabel
+from envqa.probes.analyst.model import AnalystAnswer, AnalystCitation, check_answer
+from envqa.probes.analyst.trace_view import CHARS_PER_TOKEN, compress
 from envqa.store.db import Store
 
 pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres

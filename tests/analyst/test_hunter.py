@@ -16,8 +16,8 @@ from envqa.core.config import load_config
 from envqa.core.environment import load_environment
 from envqa.core.layout import RunLayout
 from envqa.core.models import Finding
+from envqa.graphs.gate import GateInputs, run_gate
 from envqa.probes.base import ProbeContext
-from envqa.probes.gate import GateInputs, run_gate
 from envqa.probes.regression_exploits import replay_exploit, replayable_exploits
 from envqa.store.db import Store
 from providers.scripts import bash, finish

@@ -14,7 +14,7 @@ import json
 import pytest
 
 from envqa.core.models import TrialLabel, TrialResult
-from envqa.graphs.label_rollup import rollup
+from envqa.probes.analyst.rollup import rollup
 from qa_testkit import EXAMPLES, run_qa
 
 from . import scripts as s

@@ -94,6 +94,7 @@ def test_three_examples_as_one_dataset_with_json(tmp_path, cwd, qa_env, base_ima
     assert sorted((Path(r["path"]).name, r["status"]) for r in linked) == sorted((n, "done") for n in rows)
 
 
+@pytest.mark.slow  # a kill test (45 s of one CI worker): `make test-all`
 def test_kill_9_halfway_then_resume_repeats_no_finished_task(tmp_path, cwd, qa_env, base_image, docker_client):
     ds = _dataset(tmp_path / "ds", ["clean-wordfreq", "tb1-clean", "clean-pip-or-true"])
     home = qa_env["QA_HOME"]
@@ -140,6 +141,7 @@ def test_kill_9_halfway_then_resume_repeats_no_finished_task(tmp_path, cwd, qa_e
         assert not docker_client.containers.list(all=True, filters={"label": f"envqa.run={run_id}"})
 
 
+@pytest.mark.slow  # a kill test (86 s of one CI worker): `make test-all`
 def test_redis_mode_two_workers_one_killed_loses_nothing(tmp_path, cwd, qa_env, base_image, redis_server):
     ds = _dataset(tmp_path / "ds", ["clean-wordfreq", "tb1-clean", "clean-pip-or-true"])
     server = redis_server(tmp_path / "redis")

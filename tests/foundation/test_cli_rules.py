@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from envqa.app.cli_rules import MARK_BEGIN, MARK_END, catalogue_markdown
+from envqa.app.cli.rules import MARK_BEGIN, MARK_END, catalogue_markdown
 from envqa.core.registry import RULE_INFO, RULES
 from qa_testkit import EXAMPLES, REPO, run_qa
 

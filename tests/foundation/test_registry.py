@@ -13,10 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from envqa.agents.analyst import AnalystAnswer
 from envqa.agents.exploits import EXPLOIT_AGENTS, ScriptedExploit
 from envqa.agents.fixers import families, fixable_rules
-from envqa.agents.label_taxonomy import MODEL_TAXONOMY, labels_for_outcome
 from envqa.core.config import QAConfig
 from envqa.core.environment import load_environment
 from envqa.core.models import STORED, TRIAL_LABELS, Finding, Label, Severity, TrialLabel
@@ -33,11 +31,13 @@ from envqa.core.registry import (
     RULES,
     UnknownRule,
 )
+from envqa.graphs.gate_rules import PROBE_OF, probe_for
+from envqa.probes.analyst.model import AnalystAnswer
+from envqa.probes.analyst.rules import EXPLOIT_SUBTYPES, SHORTCUT_RULES
+from envqa.probes.analyst.taxonomy import MODEL_TAXONOMY, labels_for_outcome
 from envqa.probes.exploits import FIXES
-from envqa.probes.gate import PROBE_OF, probe_for
 from envqa.probes.lint import lint_structure
 from envqa.probes.static import static_findings
-from envqa.probes.trial_labels import EXPLOIT_SUBTYPES, SHORTCUT_RULES
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

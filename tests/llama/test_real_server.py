@@ -14,12 +14,11 @@ import openai
 import pytest
 from pydantic import BaseModel, Field
 
-from envqa.agents.providers import create_client
-from envqa.agents.providers.errors import MalformedOutput
-from envqa.agents.providers.structured import structured_call
+from envqa.agents.structured import structured_call
 from envqa.core.config import load_config
-from envqa.core.errors import ContextTooLong
+from envqa.core.errors import ContextTooLong, MalformedOutput
 from envqa.core.model_client import Message
+from envqa.providers import create_client
 
 from .conftest import CONTEXT_TOKENS
 

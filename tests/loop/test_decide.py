@@ -7,8 +7,8 @@ import pytest
 from envqa.core.models import TrialLabel, TrialResult
 from envqa.core.stats import summarize, wilson
 from envqa.graphs.decide import band_measure, open_findings, revision_request
-from envqa.graphs.label_rollup import rollup
 from envqa.graphs.loop_report import verdict_of
+from envqa.probes.analyst.rollup import rollup
 
 pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
 
@@ -86,7 +86,7 @@ def test_in_band_and_unmeasured_need_nothing():
 
 
 def _labelled(labels: list[tuple[str, str]], min_agreeing: int = 2) -> dict:
-    """The roll-up (graphs/label_rollup.rollup) of failed sweep trials labelled (model, label) by a model."""
+    """The roll-up (probes/analyst/rollup.rollup) of failed sweep trials labelled (model, label) by a model."""
     pairs = [
         (
             TrialResult(

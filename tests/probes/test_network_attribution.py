@@ -261,3 +261,43 @@ def test_a_build_log_streamed_in_colored_chunks_is_joined_then_read():
 def test_a_network_exit_code_names_the_cause_when_the_message_fell_out_of_the_tail(step, code, blamed):
     error = ImageBuildError(f"image build failed: The command returned a non-zero code: {code}", "(log cut)")
     assert (build_needs_network(error, step) is not None) == blamed
+
+
+# --- the egress probe's proof explains a failing oracle (examples/network-fetch) --------------------------------
+
+
+def _finding(rule: str, trial_ids: list[str] | None = None) -> dict:
+    return Finding(
+        rule=rule, label=Label.SHORTCUT, severity=Severity.ERROR, message="m", trial_ids=trial_ids or []
+    ).model_dump(mode="json")
+
+
+def test_a_pass_with_the_network_withdraws_oracle_fails_whatever_the_order():
+    from envqa.core.registry.rules import EXPLAINS, is_registered
+    from envqa.graphs.loop_state import per_version_findings
+
+    assert "oracle-fails" in EXPLAINS["network-dependent-pass"]
+    assert all(is_registered(rule) for explained in EXPLAINS.values() for rule in explained)
+    fails, proof = _finding("oracle-fails"), _finding("network-dependent-pass")
+    assert [f["rule"] for f in per_version_findings([fails], [proof])] == ["network-dependent-pass"]
+    assert [f["rule"] for f in per_version_findings([proof], [fails])] == ["network-dependent-pass"]
+    # look-alike: another network finding (an exploit fetched the answer) explains nothing about the oracle
+    kept = per_version_findings([fails], [_finding("exploit-network-fetch")])
+    assert [f["rule"] for f in kept] == ["oracle-fails", "exploit-network-fetch"]
+
+
+def test_a_failing_oracle_the_network_explains_is_labelled_infra_not_a_broken_task(tmp_path):
+    from envqa.probes.analyst.rules import LabelContext, deterministic_label
+
+    failed = _oracle(tmp_path, "urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>")
+    opened = _oracle(tmp_path, "", index=1, outcome=Outcome.PASS).model_copy(update={"purpose": "hunt-egress-open"})
+    proof = Finding.model_validate(_finding("network-dependent-pass", [opened.trial_id, failed.trial_id]))
+    ctx = LabelContext(instruction="Write the latest version.", agent_timeout_sec=60.0, trials=[failed, opened])
+    label = deterministic_label(failed, ctx)
+    assert label is not None and (label.label, label.subtype) == ("brittleness", "broken-environment")
+    ctx.findings = [proof]
+    label = deterministic_label(failed, ctx)
+    assert label is not None and (label.label, label.subtype) == ("infra", "network-cut")
+    assert opened.trial_id in label.explanation
+    opened_label = deterministic_label(opened, ctx)
+    assert opened_label is not None and opened_label.label == "legitimate"

@@ -16,7 +16,7 @@ from envqa.core.config import ProbeSettings, QAConfig
 from envqa.core.models import Finding, Label, Severity
 from envqa.core.registry import RULE_INFO
 from envqa.graphs.decide import revision_request
-from envqa.probes.gate import probe_for
+from envqa.graphs.gate_rules import probe_for
 from envqa.probes.variation_kinds import (
     build_commands,
     failing_lines,

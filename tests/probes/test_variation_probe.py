@@ -22,8 +22,8 @@ import pytest
 from envqa.core.environment import load_environment
 from envqa.core.layout import RunLayout
 from envqa.core.models import Finding
+from envqa.graphs.gate import GateInputs, run_gate
 from envqa.probes.base import ProbeContext
-from envqa.probes.gate import GateInputs, run_gate
 from envqa.probes.oracle_state import oracle_state_probe
 from envqa.store.db import Store
 from tests.reviser.kit import fast_config, run_deps

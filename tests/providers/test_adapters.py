@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from envqa.agents.providers import Message, ToolDef, create_client
-from envqa.agents.providers.spec import ModelSpec
 from envqa.core.config import load_config
 from envqa.core.errors import (
     ContextTooLong,
@@ -15,6 +13,9 @@ from envqa.core.errors import (
     RateLimited,
     TransientProviderError,
 )
+from envqa.core.model_client import Message, ToolDef
+from envqa.providers import create_client
+from envqa.providers.spec import ModelSpec
 
 from .conftest import GOOD_KEY, OPENAI_KEY
 

@@ -15,14 +15,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from envqa.agents.analyst import AnalystAnswer
-from envqa.agents.providers import create_client
-from envqa.agents.providers.errors import MalformedOutput
-from envqa.agents.providers.structured import ANSWER_TOOL, structured_call
+from envqa.agents.structured import ANSWER_TOOL, structured_call
 from envqa.agents.trajectory import AgentInfo, AtifToolCall, Observation, ObservationResult, Redactor, TrajectoryWriter
 from envqa.core.config import load_config
 from envqa.core.environment import load_environment
+from envqa.core.errors import MalformedOutput
 from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
+from envqa.probes.analyst.model import AnalystAnswer
+from envqa.providers import create_client
 from qa_testkit import EXAMPLES
 
 pytestmark = pytest.mark.fast  # the fast tier: the fake provider is a local HTTP server; no Docker, Redis, Postgres
@@ -140,7 +140,7 @@ def _analyst_setup(tmp_path, provider: str, **extra):
 
 def _run_analyst(deps, env, trial):
     from envqa.graphs.analyst_dispatch import run_analyst_jobs
-    from envqa.probes.trial_labels import context_for
+    from envqa.probes.analyst.rules import context_for
 
     return run_analyst_jobs(deps, "r1", env, [trial], context_for(env, [trial], []))[trial.trial_id]
 

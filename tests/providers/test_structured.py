@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, Field
 
-from envqa.agents.providers import create_client
-from envqa.agents.providers.errors import MalformedOutput
-from envqa.agents.providers.structured import ANSWER_TOOL, structured_call
+from envqa.agents.structured import ANSWER_TOOL, structured_call
 from envqa.core.config import load_config
+from envqa.core.errors import MalformedOutput
+from envqa.providers import create_client
 
 pytestmark = pytest.mark.fast  # the fast tier (make test-fast): no Docker, Redis or Postgres
 

@@ -15,8 +15,6 @@ import re
 import pytest
 
 from envqa.agents.actions import bash_blocks, parse_text_action
-from envqa.agents.providers import create_client
-from envqa.agents.providers.spec import ModelSpec
 from envqa.agents.solver import SolverAgent
 from envqa.agents.trial import run_trial
 from envqa.core.config import load_config
@@ -24,6 +22,8 @@ from envqa.core.environment import load_environment
 from envqa.core.errors import InputError
 from envqa.core.layout import RunLayout
 from envqa.core.models import Outcome, TrialSpec
+from envqa.providers import create_client
+from envqa.providers.spec import ModelSpec
 from envqa.sandbox.fake_commands import ExecCall, FakeOutput
 from qa_testkit import EXAMPLES
 from tests.fake_tasks import HEREDOC, run_program, wordfreq_backend

@@ -87,7 +87,7 @@ def test_examples_without_a_fixer_are_reported_as_needing_a_model(name, tmp_path
 def test_a_failing_oracle_is_said_first_and_no_mechanical_fix_is_proposed(name, tmp_path, monkeypatch, docker_backend):
     """The gate needs a passing oracle, so a mechanical fix (e.g. the conftest one) cannot pass: none is
     proposed, and the revise note and the run report say first that the reference solution must work."""
-    from envqa.probes.gate import ORACLE_NOTICE
+    from envqa.graphs.gate import ORACLE_NOTICE
 
     row = _row(tmp_path, name, monkeypatch)
     print("TABLE-ROW", json.dumps(row))

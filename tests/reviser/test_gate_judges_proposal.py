@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from envqa.core.environment import load_environment
 from envqa.core.models import Finding, Label, Severity
-from envqa.probes.gate import ORACLE_NOTICE, GateInputs, feedback, run_gate
+from envqa.graphs.gate import ORACLE_NOTICE, GateInputs, feedback, run_gate
 from envqa.probes.lint import lint_structure
 from envqa.probes.static import static_findings
 from tests.reviser.conftest import write_task

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from envqa.core.environment import load_environment
 from envqa.core.models import STORED, Finding, Label, Severity
-from envqa.probes.gate import GateInputs, run_gate
+from envqa.graphs.gate import GateInputs, run_gate
 from tests.reviser.conftest import write_task
 from tests.reviser.kit import fast_config, run_deps
 

@@ -1,5 +1,6 @@
-"""Helpers every `qa` command module shares (cli.py, cli_runs.py, cli_generate.py, cli_versions.py): reading
-the config with command-line overrides, and failing with a clear message (and, with --json, one JSON object)."""
+"""Helpers every `qa` command module shares: reading the config with command-line overrides, failing with a
+clear message (and, with --json, one JSON object), the options several commands spell the same way, and the
+help-text escaping the finished app gets once (app/cli/__init__.py `main`)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,25 @@ from envqa.core.errors import EnvQAError
 
 err = Console(stderr=True)
 
+CONFIG_OPT = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)")
+JSON_OPT = typer.Option(False, "--json", help="print one JSON object")
+
 
 def cli_config(config: Path | None, overrides: dict) -> QAConfig:
     return load_config(config, {k: v for k, v in overrides.items() if v is not None})
+
+
+def logged_config(config: Path | None) -> QAConfig:
+    """The store-reading commands start with this: logs to stderr (stdout is for --json), then the config."""
+    from envqa.core.logs import configure_logging
+
+    configure_logging()
+    return load_config(config, {})
+
+
+def print_json(obj: dict) -> None:
+    """One JSON object, one line, on stdout (what a script reads)."""
+    sys.stdout.write(json.dumps(obj) + "\n")
 
 
 def fail(e: EnvQAError, as_json: bool = False) -> None:
@@ -44,12 +61,11 @@ def escape_help(app: typer.Typer) -> None:
     """Help strings are plain text: escape rich markup in every command's help and every option's, once.
 
     Typer renders help as rich markup, which ate "[analyst] model" (a config section name) down to " model".
-    Called once on the finished app (app/cli.py main); idempotent (an OptionInfo shared by several commands,
-    like --config, is escaped once).
+    Called once on the finished app (app/cli/__init__.py main); idempotent (an OptionInfo shared by several
+    commands, like --config, is escaped once).
     """
     import inspect
 
-    from rich.markup import escape
     from typer.models import ParameterInfo
 
     if getattr(app, "_envqa_escaped", False):

@@ -1,7 +1,7 @@
 """The trace analyst: one model call per trial, an answer whose citations code checks, one repair.
 
 The model sees the instruction, the tests, the reference solution, the verifier's output, what the probes
-found, and the trajectory compressed with its step ids kept (agents/trace_view.py). It answers through
+found, and the trajectory compressed with its step ids kept (probes/analyst/trace_view.py). It answers through
 the structured-output helper (a forced tool call validated by pydantic). Then code checks what pydantic
 cannot: every cited step exists and the quote appears in it, the label fits the trial's outcome, the
 subtype is in the taxonomy. Any problem is sent back once, in the same conversation; if the repaired
@@ -23,18 +23,20 @@ from pathlib import Path
 import structlog
 from pydantic import BaseModel, Field
 
-from envqa.agents.label_taxonomy import MODEL_TAXONOMY, labels_for_outcome, problems_with
-from envqa.agents.providers import Message, ModelClient, Spend
-from envqa.agents.providers.errors import MalformedOutput
-from envqa.agents.providers.structured import structured_call
-from envqa.agents.trace_view import compress, step_text
+from envqa.agents.structured import structured_call
 from envqa.agents.trajectory import Trajectory
+from envqa.core.defaults import ANALYST_FILE_CHARS as FILE_CHARS
+from envqa.core.defaults import ANALYST_TRAJECTORY_TOKENS, STRUCTURED_RETRIES
 from envqa.core.environment import Environment
+from envqa.core.errors import MalformedOutput
+from envqa.core.model_client import Message, ModelClient
 from envqa.core.models import Citation, TrialLabel, TrialResult
+from envqa.core.pricing import Spend
+from envqa.probes.analyst.taxonomy import MODEL_TAXONOMY, labels_for_outcome, problems_with
+from envqa.probes.analyst.trace_view import compress, step_text
 from envqa.prompts.render import render
 
 log = structlog.get_logger(__name__)
-FILE_CHARS = 6000
 
 
 class AnalystCitation(BaseModel):
@@ -137,9 +139,9 @@ def analyze_trial(
     trajectory: Trajectory | None,
     probe_evidence: list[str],
     *,
-    token_budget: int = 6000,
+    token_budget: int = ANALYST_TRAJECTORY_TOKENS,
     max_tokens: int = 2048,
-    retries: int = 2,
+    retries: int = STRUCTURED_RETRIES,
 ) -> tuple[TrialLabel, Spend]:
     """Label one trial with the model; raises envqa.core.errors.ProviderError (the queue's policy handles it)."""
     prompt = build_prompt(env, trial, trajectory, probe_evidence, token_budget)

@@ -6,10 +6,10 @@ from typing import Any
 
 import anthropic
 
-from envqa.agents.providers._retry import call_with_retries
-from envqa.agents.providers.pricing import cost_usd
 from envqa.core.config import Price, ProviderEndpoint
 from envqa.core.model_client import Completion, Message, ToolCall, ToolDef, Usage
+from envqa.core.pricing import cost_usd
+from envqa.providers._retry import call_with_retries
 
 
 class AnthropicClient:

@@ -170,9 +170,28 @@ def _oracle_label(result: TrialResult, ctx: LabelContext) -> TrialLabel:
             f"the reference solution failed here and passed in {len(siblings)} other run(s)",
             [f"passing oracle trial {t.trial_id}" for t in siblings[:3]],
         )
+    explained = _network_explains(result, ctx)
+    if explained is not None:
+        return explained
     where = " with the network cut" if result.purpose == "hunt-egress-cut" else ""
     return _label(
         result, "brittleness", "broken-environment", f"the reference solution failed{where} (reward {result.reward})"
+    )
+
+
+def _network_explains(result: TrialResult, ctx: LabelContext) -> TrialLabel | None:
+    """A failing oracle run without the network, when the egress probe proved the same solution passes with it
+    (`network-dependent-pass`): the missing network failed it, not the task, so it is never in a pass rate."""
+    proof = next((f for f in ctx.findings if f.rule == "network-dependent-pass"), None)
+    if proof is None or result.purpose == "hunt-egress-open":
+        return None
+    return _label(
+        result,
+        "infra",
+        "network-cut",
+        f"the reference solution failed without the network it reaches for; with the network it passes "
+        f"(network-dependent-pass, trials {', '.join(proof.trial_ids[:2])})",
+        [f"passing trial with the network: {proof.trial_ids[0]}"] if proof.trial_ids else [],
     )
 
 

@@ -27,16 +27,6 @@ _CONTEXT_MARKERS = (
 )  # llama.cpp: "the request exceeds the available context size" (HTTP 400)
 
 
-class MalformedOutput(ProviderError):
-    """The model kept answering with something the pydantic schema rejects, after every retry."""
-
-    transient = False
-
-    def __init__(self, message: str, model: str | None = None, raw: str = ""):
-        self.raw = raw
-        super().__init__(message, "malformed_output", model)
-
-
 def retry_after_seconds(headers) -> float | None:
     """Retry-After as seconds (the HTTP-date form is rare from model APIs and treated as unknown)."""
     if headers is None:

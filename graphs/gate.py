@@ -12,7 +12,7 @@ Checks, in order (a failed check stops the ones that need what it proves):
              oracle already failed (oracle-fails), the result's `notice` says so first: no fix can pass
              until the reference solution works
   rules      every rule that fired on the parent is re-checked the way the rule registry says
-             (core/registry/rules.py: its probe's `recheck`); each probe is a job through the executor
+             (core/registry/rules.py: its probe's `recheck`; graphs/gate_rules.py); each probe is a job through the executor
              (envqa.probes.dispatch), like the hunt's. An addressed rule must stay silent (exploits must
              fail), and it must have been re-checked: unregistered, or its probe did not run, fails. A rule
              the re-run probes find that the parent did not fire (error or worse) fails: the patch added it
@@ -37,9 +37,10 @@ import structlog
 from envqa.core.config import QAConfig
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, GateCheck, GateResult, Outcome, TrialResult, TrialSpec
-from envqa.core.registry import PROBE_INFO, RULES, SKIP_ON_REGRADE, get_rule, is_registered
+from envqa.core.registry import SKIP_ON_REGRADE, get_rule, is_registered
 from envqa.core.sandbox import ImageBuildError, SandboxBackend
-from envqa.probes.dispatch import dispatch_probes, dispatch_replays
+from envqa.graphs.gate_rules import Rerun, fired_rules, rules_checks
+from envqa.probes.dispatch import dispatch_replays
 from envqa.probes.lint import lint_structure
 from envqa.probes.regression_exploits import exploits_for_env
 from envqa.probes.replay_units import EXPLOIT_REPLAY, SOLVER_REPLAY, exploit_replay_args, solver_replay_args
@@ -48,9 +49,6 @@ from envqa.probes.static import static_findings
 
 log = structlog.get_logger(__name__)
 
-# Which probe the gate re-runs for a rule, from the rule registry; None: the gate's own checks decide it (lint for
-# file rules, build/oracle/nop for validation's, the `exploits` check's replays for llm-exploit).
-PROBE_OF: dict[str, str | None] = {r.id: r.probe if PROBE_INFO[r.probe].recheck == "probe" else None for r in RULES}
 LABEL_SKIP = SKIP_ON_REGRADE  # a solver pass labelled a shortcut (or infra) is not one the patch must keep
 
 
@@ -75,39 +73,12 @@ def _known_before(inputs: GateInputs) -> set[str]:
     return known
 
 
-def probe_for(rule: str) -> str | None:
-    """The probe that re-checks `rule` (None: a check of the gate's own). No fallback: an unregistered rule
-    raises UnknownRule, where it used to re-run the static probe and pass on "none of X fired"."""
-    return PROBE_OF[get_rule(rule).id]
-
-
-def _rechecked_by_lint(rule: str) -> bool:
-    return PROBE_INFO[get_rule(rule).probe].recheck == "lint"
-
-
-@dataclass
-class _Rerun:
-    """What the gate's probe and replay jobs run against (each one a job through the executor, like the
-    hunt's: envqa.probes.dispatch): the candidate, the focused config, the gate's oracle/nop runs."""
-
-    env: Environment
-    config: QAConfig
-    run_id: str
-    validation: list[TrialResult]
-    executor: object
-    store: object
-
-
 ORACLE_BROKEN = "oracle-fails"
 ORACLE_NOTICE = (
     "the reference solution fails (oracle-fails): no fix can pass the gate until solution/ "
     "passes the task's own tests; fix the oracle first"
 )
 LLM_EXPLOIT = "llm-exploit"
-
-
-def fired_rules(findings: list[Finding]) -> list[str]:
-    return sorted({f.rule for f in findings if f.severity != "info"})
 
 
 def addressed_rules(inputs: GateInputs) -> set[str]:
@@ -184,8 +155,9 @@ def _run_gate(config: QAConfig, backend: SandboxBackend, executor, store, inputs
     )
     if bad_oracle:
         return GateResult(passed=False, checks=checks, still_open=open_files)
-    rerun = _Rerun(env, _focused(config, inputs.parent_findings), inputs.run_id, results, executor, store)
-    rules, open_probes = _rules_checks(rerun, inputs)
+    rerun = Rerun(env, _focused(config, inputs.parent_findings), inputs.run_id, results, executor, store)
+    parent_fired = fired_rules(inputs.parent_findings)
+    rules, open_probes = rules_checks(rerun, parent_fired, addressed_rules(inputs), lambda: _known_before(inputs))
     # a stored exploit must fail when the proposal targets it, and when the parent had it closed (a patch that
     # re-opens a closed hole adds a rule); one the parent still fires and the proposal leaves alone stays open
     must_fail = LLM_EXPLOIT in addressed_rules(inputs) or LLM_EXPLOIT not in fired_rules(inputs.parent_findings)
@@ -210,111 +182,7 @@ def _focused(config: QAConfig, findings: list[Finding]) -> QAConfig:
     return config.model_copy(update={"probes": probes})
 
 
-def _not_run(probes: list[str], coverage: list[dict]) -> list[str]:
-    """Dispatched probes that left no trace in the coverage (not ran, not skipped with a reason, not lost)."""
-    return [
-        p
-        for p in probes
-        if not any(c.get("probe") == p or str(c.get("probe", "")).startswith(p + "/") for c in coverage)
-    ]
-
-
-def _skipped(probes: list[str], coverage: list[dict]) -> list[str]:
-    return [
-        f"{c['probe']} skipped ({c.get('reason')})"
-        for c in coverage
-        if c.get("probe") in probes and c.get("status") == "skipped"
-    ]
-
-
-def _rules_checks(ctx: _Rerun, inputs: GateInputs) -> tuple[list[GateCheck], list[str]]:
-    """(the rules/mutants checks, the unaddressed parent rules still open). Every fired rule is re-checked
-    (so the still-open list is measured, not assumed); only the addressed ones, and new ones, decide."""
-    fired = fired_rules(inputs.parent_findings)
-    fixing = addressed_rules(inputs)
-    unknown = [r for r in fired if not is_registered(r)]
-    fired = [r for r in fired if r not in unknown]
-    probes = sorted({p for r in fired if (p := probe_for(r))})
-    by_lint = [r for r in fired if _rechecked_by_lint(r)]
-    open_unknown = [f"{r} (not registered: cannot be re-checked)" for r in unknown if r not in fixing]
-    unknown = [r for r in unknown if r in fixing]
-    if not probes and not unknown and not by_lint:
-        own = f"; the gate's own checks re-check {', '.join(fired)}" if fired else ""  # validation's, llm-exploit
-        return [GateCheck(name="rules", passed=True, detail="no probe rule fired on the parent" + own)], open_unknown
-    found, lost, coverage, trials = (
-        dispatch_probes(ctx.executor, ctx.store, ctx.env, ctx.config, ctx.run_id, probes, ctx.validation)
-        if probes
-        else ([], [], [], [])
-    )
-    found = found + [f for f in lint_structure(ctx.env) if f.rule in by_lint]
-    again = sorted({f.rule for f in found} & set(fired))
-    known = _known_before(inputs)
-    new = sorted({f.rule for f in found if f.rule not in known and f.severity in ("error", "critical")})
-    not_run = [] if lost else _not_run(probes, coverage)
-    ids = [t.trial_id for t in trials]
-    mutants = "verifier-accepts-mutant" in fired and "verifier-accepts-mutant" in fixing
-    other = [r for r in again if r != "verifier-accepts-mutant" and r in fixing]
-    still_open = [r for r in again if r not in fixing] + open_unknown
-    # a probe that did not run or could not finish leaves its unaddressed rules open (not shown gone)
-    unsure = [
-        r for r in fired if r not in fixing and r not in again and probe_for(r) and (probe_for(r) in not_run or lost)
-    ]
-    still_open += [f"{r} (not re-checked)" for r in unsure]
-    addressed_probes = {probe_for(r) for r in fired if r in fixing} - {None}
-    not_run_addressed = [p for p in not_run if p in addressed_probes]
-    how = ", ".join(probes + (["the structure rules"] if by_lint else []))
-    silent = [r for r in fired if r != "verifier-accepts-mutant" and r in fixing]
-    detail = (
-        f"still fire on the candidate: {', '.join(other)}"
-        if other
-        else f"re-ran {how}: none of {', '.join(silent)} fired"
-        if silent
-        else f"re-ran {how}: the proposal addresses none of the probe rules"
-        if fired
-        else "no registered rule fired"
-    )
-    if new:
-        detail += f"; new on the candidate: {', '.join(new)}"
-    if still_open:
-        detail += f"; still open (not addressed by this proposal): {', '.join(still_open)}"
-    also = [r for r in fired if r not in fixing and r not in again and r not in unsure and probe_for(r)]
-    if also:
-        detail += f"; also silent now, though not addressed: {', '.join(also)}"
-    skipped = _skipped(probes, coverage)
-    if skipped:
-        detail += f"; {'; '.join(skipped)}"
-    if unknown:
-        detail += f"; not registered, so nothing can re-check them: {', '.join(unknown)} (core/registry/rules.py)"
-    if not_run:
-        detail += f"; did not run: {', '.join(not_run)}"
-    lost_addressed = bool(lost) and bool(addressed_probes)
-    if lost:
-        detail += f"; could not finish: {'; '.join(lost)}"
-    checks = [
-        GateCheck(
-            name="rules",
-            passed=not other and not new and not lost_addressed and not unknown and not not_run_addressed,
-            detail=detail,
-            trial_ids=ids,
-        )
-    ]
-    if mutants:
-        killed = "verifier-accepts-mutant" not in again
-        ev = next((f.evidence for f in found if f.rule == "verifier-accepts-mutant"), [])
-        checks.append(
-            GateCheck(
-                name="mutants",
-                passed=killed,
-                detail="the surviving mutants are now killed"
-                if killed
-                else "mutants still survive: " + "; ".join(e[:200] for e in ev[:3]),
-                trial_ids=ids,
-            )
-        )
-    return checks, still_open
-
-
-def _stored_exploits(ctx: _Rerun, targeted: bool) -> tuple[GateCheck, list[str]]:
+def _stored_exploits(ctx: Rerun, targeted: bool) -> tuple[GateCheck, list[str]]:
     """The environment's stored LLM exploits, replayed (no model) on the candidate. When the proposal targets
     them (addresses llm-exploit) each must now fail; otherwise one that still earns reward stays open."""
     stored = exploits_for_env(ctx.store, ctx.env.name)
@@ -346,7 +214,7 @@ def _stored_exploits(ctx: _Rerun, targeted: bool) -> tuple[GateCheck, list[str]]
     ), []
 
 
-def _regrade(ctx: _Rerun, inputs: GateInputs) -> GateCheck:
+def _regrade(ctx: Rerun, inputs: GateInputs) -> GateCheck:
     if inputs.request_kind == "too_easy":
         # A "make it harder" revision exists to fail passes that the old tests let through; which of them were
         # correct is what the rerun's sweep (and the human) judge. The oracle check above still has to pass.

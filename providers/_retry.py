@@ -13,15 +13,21 @@ from typing import TypeVar
 
 import structlog
 
-from envqa.agents.providers.errors import classify
+from envqa.core.defaults import PROVIDER_RETRY_BACKOFF_SEC
 from envqa.core.errors import TransientProviderError
+from envqa.providers.errors import classify
 
 T = TypeVar("T")
 log = structlog.get_logger(__name__)
 
 
 def call_with_retries(
-    fn: Callable[[], T], *, model: str, key_env: str | None, retries: int, backoff_sec: float = 0.5
+    fn: Callable[[], T],
+    *,
+    model: str,
+    key_env: str | None,
+    retries: int,
+    backoff_sec: float = PROVIDER_RETRY_BACKOFF_SEC,
 ) -> T:
     attempt = 0
     while True:

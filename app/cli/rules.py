@@ -100,17 +100,15 @@ def catalogue_markdown(rules: tuple[Rule, ...] = RULES) -> str:
     return "\n".join(lines) + "\n"
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("rules")
-    def rules_cmd(
-        as_json: bool = typer.Option(False, "--json", help="the catalogue as a JSON list on stdout"),
-        markdown: bool = typer.Option(False, "--markdown", help="the catalogue as docs/reference/rules.md's table"),
-    ) -> None:
-        """Every rule qa can report: its label, severity, the probe that finds it, its fixer."""
-        if as_json:
-            sys.stdout.write(json.dumps(catalogue(), indent=1) + "\n")
-        elif markdown:
-            sys.stdout.write(catalogue_markdown())
-        else:
-            console = Console()
-            console.print(rules_table(width=console.width) if console.width >= TABLE else rules_list())
+def rules(
+    as_json: bool = typer.Option(False, "--json", help="the catalogue as a JSON list on stdout"),
+    markdown: bool = typer.Option(False, "--markdown", help="the catalogue as docs/reference/rules.md's table"),
+) -> None:
+    """Every rule qa can report: its label, severity, the probe that finds it, its fixer."""
+    if as_json:
+        sys.stdout.write(json.dumps(catalogue(), indent=1) + "\n")
+    elif markdown:
+        sys.stdout.write(catalogue_markdown())
+    else:
+        console = Console()
+        console.print(rules_table(width=console.width) if console.width >= TABLE else rules_list())

@@ -14,11 +14,11 @@ from typing import TypeVar
 import structlog
 from pydantic import BaseModel, Field, ValidationError
 
-from envqa.agents.providers import create_client
-from envqa.agents.providers.errors import MalformedOutput
-from envqa.agents.providers.pricing import Spend
 from envqa.core.config import QAConfig
-from envqa.core.model_client import Message, ModelClient, ToolDef
+from envqa.core.defaults import STRUCTURED_RETRIES
+from envqa.core.errors import MalformedOutput
+from envqa.core.model_client import Message, ModelClient, ToolDef, client_for
+from envqa.core.pricing import Spend
 from envqa.prompts.render import render
 
 log = structlog.get_logger(__name__)
@@ -43,7 +43,7 @@ def structured_call(
     prompt: str,
     schema: type[M],
     *,
-    retries: int = 2,
+    retries: int = STRUCTURED_RETRIES,
     max_tokens: int = 4096,
     prior: list[Message] | None = None,
 ) -> tuple[M, StructuredResult]:
@@ -121,7 +121,7 @@ def structured_job(args: dict, system: str, schema: type[M], max_tokens_of) -> d
     the model, the prompt and an optional prior transcript; provider errors propagate to the worker's policy.
     `max_tokens_of(config)` picks the caller's own output cap."""
     config = QAConfig.model_validate(args["config"])
-    client = create_client(args["model"], config)
+    client = client_for(args["model"], config)
     prior = [Message.model_validate(m) for m in args.get("prior") or []]
     answer, meta = structured_call(
         client,

@@ -1,4 +1,4 @@
-"""`qa run PATH...` on a dataset (issue 25): the command's dataset half, called by app/cli.py `run`.
+"""`qa run PATH...` on a dataset (issue 25): the command's dataset half, called by app/cli/run.py `run`.
 
 One task given alone keeps today's `qa run` (same output, same exit codes); several paths, a folder of tasks, a
 filter, `--jobs`, `--format markdown|github` or `--resume ds-...` make a dataset run: one id, one row per task,
@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from envqa.app.cli_common import err, fail
+from envqa.app.cli.common import err, fail
 from envqa.app.dataset import default_jobs, discover, is_dataset_run
 from envqa.app.dataset_models import DatasetReport, TaskRow
 from envqa.app.dataset_rows import top_finding

@@ -1,20 +1,58 @@
-"""`qa diff` and `qa export`: read a run's versions from the store (the CLI stays a thin wrapper)."""
+"""`qa diff` and `qa export`: read a run's versions from the store.
+
+The store and the environment loader are imported when one of these commands runs, not when `qa` starts.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import typer
+
+from envqa.app.cli.common import cli_config, fail
 from envqa.core.config import QAConfig
-from envqa.core.environment import load_environment
-from envqa.core.errors import InputError
-from envqa.store.db import Store
-from envqa.store.postgres import store_exists
-from envqa.store.versions import VersionStore
+from envqa.core.errors import EnvQAError, InputError
+
+if TYPE_CHECKING:
+    from envqa.store.versions import VersionStore
+
+
+def diff(
+    run_id: str = typer.Argument(..., help="the run whose versions to compare"),
+    a: str | None = typer.Argument(None, help="version (or unique prefix); default: B's parent"),
+    b: str | None = typer.Argument(None, help="version (or unique prefix); default: the run's newest"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    config: Path | None = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
+) -> None:
+    """Print the unified diff between two versions of a run's environment."""
+    try:
+        raise typer.Exit(diff_versions(cli_config(config, {}), run_id, a, b, as_json))
+    except EnvQAError as e:
+        fail(e, as_json)
+
+
+def export(
+    run_id: str = typer.Argument(..., help="the run whose version to export"),
+    dest: Path = typer.Argument(..., help="new (or empty) directory to write the task to"),
+    version: str | None = typer.Option(None, "--version", help="version (or prefix); default: last adopted"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    config: Path | None = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
+) -> None:
+    """Write a version of the run's environment as a normal task directory."""
+    try:
+        raise typer.Exit(export_version(cli_config(config, {}), run_id, dest, version, as_json))
+    except EnvQAError as e:
+        fail(e, as_json)
 
 
 def _open(config: QAConfig, run_id: str) -> VersionStore:
+    from envqa.store.db import Store
+    from envqa.store.postgres import store_exists
+    from envqa.store.versions import VersionStore
+
     if not store_exists(config.db_path):
         raise InputError(str(config.db_path), f"no run with id {run_id!r} (no state database here)")
     store = Store(config.db_path)
@@ -49,6 +87,8 @@ def diff_versions(config: QAConfig, run_id: str, a: str | None, b: str | None, a
 
 def export_version(config: QAConfig, run_id: str, dest: Path, version: str | None, as_json: bool) -> int:
     """Default: the run's last adopted version (the loaded one until a revision is adopted)."""
+    from envqa.core.environment import load_environment
+
     vs = _open(config, run_id)
     v = vs.resolve(run_id, version) if version else vs.adopted(run_id)
     vs.export(v, dest)

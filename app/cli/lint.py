@@ -1,0 +1,84 @@
+"""`qa lint`: an environment's files (and with --image its built image) checked without running any agent.
+
+Exit 0 when nothing above info was found, 1 with findings, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from envqa.app.cli.common import cli_config, fail
+from envqa.core.errors import EnvQAError, InputError
+from envqa.core.logs import configure_logging
+
+
+def lint(
+    env_dir: Path = typer.Argument(..., help="environment directory"),
+    as_json: bool = typer.Option(False, "--json", help="print findings as JSON"),
+    image: bool = typer.Option(
+        False,
+        "--image",
+        help="also build the image and check what it contains (test literals, verifier code the agent can rewrite)",
+    ),
+    strict: bool = typer.Option(False, "--strict", help="add the opt-in rules: root agent, unpinned base image"),
+    config: Path | None = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
+) -> None:
+    """Check an environment's files (and with --image its built image) without running any agent."""
+    configure_logging()
+    from envqa.core.environment import load_environment
+    from envqa.probes.task_schema import lint_findings
+
+    try:
+        cfg = cli_config(config, {})
+        env = load_environment(env_dir, lint=True)  # lints what qa cannot run yet, and an empty instruction
+    except InputError as e:
+        if as_json:
+            sys.stdout.write(
+                json.dumps({"ok": False, "error": str(e), "exit_code": e.exit_code, "findings": []}) + "\n"
+            )
+        fail(e)
+    s = cfg.probes
+    findings = lint_findings(env, strict or s.lint_root_agent, strict or s.lint_unpinned_base)
+    if image:
+        findings += _image_findings(env, cfg, as_json)
+    serious = [f for f in findings if f.severity != "info"]
+    if as_json:
+        sys.stdout.write(json.dumps({"ok": not serious, "findings": [f.public() for f in findings]}) + "\n")
+    else:
+        from envqa.app.report import print_findings
+
+        print_findings([f.public() for f in findings], Console(), title=f"lint {env.root}")
+    raise typer.Exit(1 if serious else 0)
+
+
+def _image_findings(env, cfg, as_json: bool) -> list:
+    """--image: build the image and read what is in it; an image that does not build is itself the finding."""
+    from envqa.app.runner import make_backend
+    from envqa.core.sandbox import ImageBuildError
+    from envqa.probes.image_checks import image_findings
+
+    backend = make_backend(cfg)
+    try:
+        tag, _built = backend.ensure_image(env)
+        return image_findings(env, backend, tag, cfg)
+    except ImageBuildError as e:
+        from envqa.core.models import Finding, Label, Severity
+
+        return [
+            Finding(
+                rule="image-build-failed",
+                label=Label.BRITTLENESS,
+                severity=Severity.CRITICAL,
+                message=f"the environment's image does not build: {e}",
+                evidence=[e.log_tail],
+                location=env.dockerfile.relative_to(env.root).as_posix(),
+            )
+        ]
+    except EnvQAError as e:
+        fail(e, as_json)
+        return []  # not reached: fail exits
