@@ -275,11 +275,18 @@ def xdist_group_of(nodeid: str) -> str | None:
     return next((d for d in XDIST_SHARED_DIRS if module.startswith(d)), module)
 
 
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` (scripts/test.sh): each xdist_group_of group runs on one worker (tests/xdist_groups.py
+    says why xdist's own marks cannot do it under pytest 9)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist_groups import GroupScheduling
+
+    return GroupScheduling(config, log, group_of=xdist_group_of)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        group = xdist_group_of(item.nodeid)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
         if item.nodeid.startswith(SERIAL_PATHS):
             item.add_marker("serial")
         params = getattr(getattr(item, "callspec", None), "params", {})
