@@ -258,21 +258,9 @@ def resource_tiers(fixturenames, params: dict, fast: bool) -> set[str]:
     return tiers
 
 
-# Under pytest-xdist (`make test` runs two workers) every test of a module goes to one worker, so a module-scoped
-# fixture runs once; a directory whose modules share session-scoped runs is one group; a module of independent
-# tests that share only cross-worker-safe state (the example reports, tests/qa_testkit.py) is spread test by test.
-XDIST_SHARED_DIRS = ("tests/report/",)  # sweep_run, loop_run, waiting_run: session-scoped `qa run`s its modules read
-XDIST_FREE_MODULES = ("tests/probes/test_detection.py",)
 # `serial`: a test that asserts on the host's own state (free memory, pids, disk) or on wall-time windows and kill
 # timing must not share the 2 cores with another worker; `make test` runs these alone after the parallel pass.
 SERIAL_PATHS = ("tests/scheduler/", "tests/chaos/", "tests/foundation/test_hostile.py")
-
-
-def xdist_group_of(nodeid: str) -> str | None:
-    module = nodeid.split("::", 1)[0]
-    if module in XDIST_FREE_MODULES:
-        return None
-    return next((d for d in XDIST_SHARED_DIRS if module.startswith(d)), module)
 
 
 def pytest_xdist_make_scheduler(config, log):
@@ -280,7 +268,7 @@ def pytest_xdist_make_scheduler(config, log):
     says why xdist's own marks cannot do it under pytest 9)."""
     if config.getvalue("dist") != "loadgroup":
         return None
-    from xdist_groups import GroupScheduling
+    from xdist_groups import GroupScheduling, xdist_group_of
 
     return GroupScheduling(config, log, group_of=xdist_group_of)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import xdist_group_of
+from xdist_groups import xdist_group_of
 
 pytestmark = pytest.mark.fast
 TESTS = Path(__file__).resolve().parent

@@ -1,5 +1,5 @@
-"""The one adapter on pytest-xdist's internals: a scheduler that keeps each group of tests (tests/conftest.py
-`xdist_group_of`) on one worker.
+"""The one adapter on pytest-xdist's internals: a scheduler that keeps each group of tests (`xdist_group_of`,
+below) on one worker.
 
 Why not `--dist loadgroup` with `xdist_group` marks: with pytest 9 the marks are silently ignored. xdist's worker
 appends `@group` to `item._nodeid`, and pytest 9's `Node.nodeid` no longer reads that field, so a module's tests
@@ -15,6 +15,19 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdist.scheduler import LoadScopeScheduling
+
+# Under pytest-xdist (`make test` runs two workers) every test of a module goes to one worker, so a module-scoped
+# fixture runs once; a directory whose modules share session-scoped runs is one group; a module of independent
+# tests that share only cross-worker-safe state (the example reports, tests/qa_testkit.py) is spread test by test.
+XDIST_SHARED_DIRS = ("tests/report/",)  # sweep_run, loop_run, waiting_run: session-scoped `qa run`s its modules read
+XDIST_FREE_MODULES = ("tests/probes/test_detection.py",)
+
+
+def xdist_group_of(nodeid: str) -> str | None:
+    module = nodeid.split("::", 1)[0]
+    if module in XDIST_FREE_MODULES:
+        return None
+    return next((d for d in XDIST_SHARED_DIRS if module.startswith(d)), module)
 
 
 class GroupScheduling(LoadScopeScheduling):
