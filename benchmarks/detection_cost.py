@@ -25,16 +25,11 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from qa_testkit import detection_toml  # the detection table's configuration, from its one home
+
 GOAL_RATIO = 1.25
 RUN_TIMEOUT = 900.0
-
-
-def detection_config(examples: Path) -> str:
-    """The detection table's configuration (tests/qa_testkit.detection_toml), for either checkout."""
-    return (
-        f'[probes]\nfake_internet_dir = "{examples / "network-fetch" / "qa-fake-internet"}"\n'
-        'fake_internet_hosts = ["releases.example.test"]\noracle_runs = 2\n[loop]\nmax_iterations = 0\n'
-    )
 
 
 def examples_of(checkout: Path) -> list[str]:
@@ -94,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: dict[str, list[dict]] = {"baseline": [], "candidate": [], "candidate_only": []}
     with tempfile.TemporaryDirectory(prefix="qa-cost-config-") as tmp:
         config = Path(tmp) / "qa.toml"
-        config.write_text(detection_config(examples))
+        config.write_text(detection_toml())
         for i, name in enumerate(names):
             sides = [("baseline", baseline), ("candidate", candidate)] if name in shared else [("candidate", candidate)]
             for side, checkout in sides if i % 2 == 0 else sides[::-1]:

@@ -14,23 +14,16 @@ from __future__ import annotations
 import argparse
 import ast
 import sys
+import tomllib
 from pathlib import Path
 
-ROLE_FOLDERS = (
-    "core",
-    "agents",
-    "probes",
-    "graphs",
-    "sandbox",
-    "store",
-    "scheduler",
-    "providers",
-    "app",
-    "demo",
-    "prompts",
-    "envqa",
-)
 DEFAULT_MAX = 25
+
+
+def role_folders(root: Path) -> list[Path]:
+    """The folders that install as `envqa.*`: pyproject.toml's package-dir, the one list of them."""
+    package_dir = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    return [root / folder for folder in dict.fromkeys(package_dir.values())]
 
 
 def decisions(node: ast.AST) -> int:
@@ -69,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=0)
     args = parser.parse_args(argv)
     root = Path(__file__).resolve().parent.parent
-    paths = args.paths or [root / folder for folder in ROLE_FOLDERS]
+    paths = args.paths or role_folders(root)
     rows = []
     for base in paths:
         for file in sorted(base.rglob("*.py")) if base.is_dir() else [base]:
