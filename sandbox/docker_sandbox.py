@@ -10,7 +10,6 @@ import io
 import os
 import posixpath
 import shlex
-import signal
 import tarfile
 import time
 from pathlib import Path
@@ -26,7 +25,7 @@ from envqa.core.strace import SYSCALLS
 from envqa.sandbox import docker_adapter
 from envqa.sandbox.exec_stream import ExecStream
 from envqa.sandbox.images import tar_bytes, tar_dirs, tar_many, tar_path
-from envqa.sandbox.limits import DiskWatch, clear_if_saturated, descendants
+from envqa.sandbox.limits import DiskWatch, clear_if_saturated, kill_tree
 from envqa.sandbox.strace import StraceSession, strace_available
 
 log = structlog.get_logger(__name__)
@@ -172,11 +171,7 @@ class DockerSandbox(Sandbox):
     def _kill_exec(self, exec_id: str) -> None:
         pid = (self._inspect_exec(exec_id) or {}).get("Pid") or 0
         if pid > 0 and os.path.exists(f"/proc/{pid}"):
-            for p in reversed(descendants(pid)):
-                try:
-                    os.kill(p, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            kill_tree(pid)
             return
         # The engine is not on this host: fall back to killing every process inside but the container's own
         # (PID 1, the engine's docker-init, and its `sleep infinity`).

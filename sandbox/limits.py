@@ -44,6 +44,26 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
+def kill_tree(pid: int) -> None:
+    """SIGKILL `pid` and all its descendants. Each is stopped first, parents before children, until no new
+    process appears: killing a child first lets its still-running parent react (a `bash -c "sleep 30; echo
+    never"` would go on to print), and killing a parent first leaves children free to fork meanwhile."""
+    stopped: list[int] = []
+    while fresh := [p for p in descendants(pid) if p not in stopped]:
+        for p in fresh:
+            _signal(p, signal.SIGSTOP)
+        stopped.extend(fresh)
+    for p in stopped:
+        _signal(p, signal.SIGKILL)
+
+
+def _signal(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
 def container_pids(container_id: str) -> list[int]:
     """Host pids of every process in the container (its cgroup names the container id)."""
     out = []
