@@ -130,9 +130,14 @@ def open_report(page, path: Path) -> None:
 # directory (a file lock per example: the first worker runs it, the others wait for its result, with a deadline).
 def detection_toml() -> str:
     """The detection table's configuration: the fake internet for egress reruns (what network-fetch's reference
-    solution reaches for), oracle x 2 (one validation run + one hunt run) and no revision (the loop has its own
-    tests)."""
+    solution reaches for), oracle x 2 (one validation run + one hunt run), no revision (the loop has its own
+    tests), and trials in-process (`[scheduler] mode = "local"`): an embedded Redis and two worker processes per
+    example cost CPU the 2-core CI has none of (25 examples under `-n 2`: 318 s embedded, 279 s local), and the
+    table measures detection, not the scheduler. tests/scheduler/test_probe_jobs.py holds that probes on rq workers
+    find what they find in-process; the scheduler's tests and the `qa run` tests on the defaults (one of
+    tests/foundation/test_examples.py's among them) run the embedded default."""
     return (
+        '[scheduler]\nmode = "local"\n'
         f'[probes]\nfake_internet_dir = "{EXAMPLES / "network-fetch" / "qa-fake-internet"}"\n'
         'fake_internet_hosts = ["releases.example.test"]\n'
         "oracle_runs = 2\n"
