@@ -57,11 +57,13 @@ def kill_tree(pid: int) -> None:
         _signal(p, signal.SIGKILL)
 
 
-def _signal(pid: int, sig: signal.Signals) -> None:
+def _signal(pid: int, sig: signal.Signals) -> bool:
+    """False when the process is already gone."""
     try:
         os.kill(pid, sig)
     except ProcessLookupError:
-        pass
+        return False
+    return True
 
 
 def container_pids(container_id: str) -> list[int]:
@@ -148,12 +150,7 @@ def kill_strays(container_id: str, init_pid: int) -> int:
             pids = container_pids(container_id)
             spare = keepers(pids, init_pid)
             victims = [p for p in pids if p not in spare]
-            for p in victims:
-                try:
-                    os.kill(p, signal.SIGKILL)
-                    killed += 1
-                except ProcessLookupError:
-                    pass
+            killed += sum(_signal(p, signal.SIGKILL) for p in victims)
         if not victims:
             break
     return killed

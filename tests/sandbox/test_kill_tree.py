@@ -4,16 +4,9 @@ what a timed-out command must not)."""
 
 import os
 import subprocess
-import time
 
 from envqa.sandbox.limits import descendants, kill_tree
-
-
-def _wait_for(predicate, what: str, deadline_sec: float = 5.0) -> None:
-    end = time.monotonic() + deadline_sec
-    while not predicate():
-        assert time.monotonic() < end, f"{what}: not reached within {deadline_sec} s"
-        time.sleep(0.01)
+from qa_testkit import wait_for
 
 
 def _live_with_cmdline(cmdline: bytes) -> list[int]:
@@ -39,10 +32,10 @@ def test_a_forking_tree_leaves_no_survivor():
     for _ in range(3):
         proc = subprocess.Popen(["bash", "-c", f"while :; do sleep {seconds} & sleep 0.002; done"])
         try:
-            _wait_for(lambda pid=proc.pid: len(descendants(pid)) >= 6, "the tree forked")
+            wait_for(lambda pid=proc.pid: len(descendants(pid)) >= 6, 5.0, "the tree to fork", every=0.01)
             kill_tree(proc.pid)
             assert proc.wait(timeout=10) == -9
-            _wait_for(lambda: not _live_with_cmdline(marker), "every forked child is dead")
+            wait_for(lambda: not _live_with_cmdline(marker), 5.0, "every forked child to die", every=0.01)
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -54,7 +47,7 @@ def test_a_killed_shell_does_not_run_on_after_its_child(tmp_path):
     marker = tmp_path / "never"
     proc = subprocess.Popen(["bash", "-c", f"bash -c 'sleep 30; echo inner >> {marker}'; echo outer >> {marker}"])
     try:
-        _wait_for(lambda: len(descendants(proc.pid)) >= 3, "the tree started")
+        wait_for(lambda: len(descendants(proc.pid)) >= 3, 5.0, "the tree to start", every=0.01)
         kill_tree(proc.pid)
         assert proc.wait(timeout=10) == -9
         assert not marker.exists()
