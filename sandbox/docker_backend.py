@@ -200,7 +200,9 @@ class DockerBackend(SandboxBackend):
     def cleanup(self, labels: dict[str, str] | None = None) -> int:
         filters = [self.label] + [f"{k}={v}" for k, v in (labels or {}).items()]
         removed = 0
-        for c in self.client.containers.list(all=True, filters={"label": filters}):
+        # sparse: listing must not inspect each container, or one removed meanwhile (by another worker's
+        # cleanup, or a trial ending) raises NotFound out of the list itself
+        for c in self.client.containers.list(all=True, sparse=True, filters={"label": filters}):
             try:
                 c.remove(force=True, v=True)
                 removed += 1

@@ -83,7 +83,7 @@ def pytest_sessionfinish(session, exitstatus):
         import docker
 
         client = docker.from_env(timeout=30)
-        leftovers = client.containers.list(all=True, filters={"label": f"envqa.session={SESSION}"})
+        leftovers = client.containers.list(all=True, ignore_removed=True, filters={"label": f"envqa.session={SESSION}"})
     except Exception:  # noqa: BLE001 - no engine, no leftovers to report
         return
     if leftovers:

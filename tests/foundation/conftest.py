@@ -88,7 +88,7 @@ def start_sandbox(docker_backend, base_image):
 
 def containers_with(client, **labels) -> list:
     filters = ["envqa"] + [f"{k}={v}" for k, v in labels.items()]
-    return client.containers.list(all=True, filters={"label": filters})
+    return client.containers.list(all=True, ignore_removed=True, filters={"label": filters})
 
 
 def done_trials(db_path: Path) -> list[dict]:

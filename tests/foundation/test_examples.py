@@ -44,4 +44,7 @@ def test_example_reports_exactly_what_it_expects(name, qa_env, docker_client, tm
     agents = [t["agent"] for t in validate]  # the hunt stage may add oracle re-runs of its own
     assert agents.count("oracle") >= min_oracles and agents.count("nop") >= 1
     assert all(t["outcome"] in ("pass", "fail") for t in validate)
-    assert docker_client.containers.list(all=True, filters={"label": f"envqa.run={report['run_id']}"}) == []
+    assert (
+        docker_client.containers.list(all=True, ignore_removed=True, filters={"label": f"envqa.run={report['run_id']}"})
+        == []
+    )

@@ -143,7 +143,7 @@ def test_build_timeout_cancels_the_engine_build(docker_backend, docker_client, m
     def build_container_gone():
         running = [
             c
-            for c in docker_client.containers.list(all=True)
+            for c in docker_client.containers.list(all=True, ignore_removed=True)
             if token in " ".join(c.attrs.get("Config", {}).get("Cmd") or [])
         ]
         return not running

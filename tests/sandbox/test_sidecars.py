@@ -31,7 +31,9 @@ def _trial(env_root, agent, qa_config, docker_backend, keep=None):
 
 def _left(docker_client, trial_id: str) -> tuple[list, list]:
     label = {"label": f"envqa.trial={trial_id}"}
-    return docker_client.containers.list(all=True, filters=label), docker_client.networks.list(filters=label)
+    return docker_client.containers.list(all=True, ignore_removed=True, filters=label), docker_client.networks.list(
+        filters=label
+    )
 
 
 def test_oracle_reaches_the_sidecar_by_name_and_so_does_the_verifier(qa_config, docker_backend, docker_client):
@@ -112,7 +114,7 @@ def test_allowlist_mode_reaches_the_sidecar_directly_and_the_rest_through_the_pr
     assert res.stdout.splitlines() == ['{"sku": "A-100", "qty": 12, "unit_price_cents": 499}', "2.7.1"]
     assert not any("inventory" in line for line in log)  # the sidecar is not reached through the proxy
     label = {"label": f"envqa.run={labels['envqa.run']}"}
-    assert docker_client.containers.list(all=True, filters=label) == []
+    assert docker_client.containers.list(all=True, ignore_removed=True, filters=label) == []
     assert docker_client.networks.list(filters=label) == []
 
 

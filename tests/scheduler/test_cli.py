@@ -63,7 +63,7 @@ def test_ctrl_c_of_an_embedded_run_stops_workers_and_redis(tmp_path, qa_env, bas
     assert proc.returncode == 130, err
     assert time.monotonic() - t0 < 30
     assert workers_with_home(qa_env["QA_HOME"]) == []
-    assert docker_client.containers.list(all=True, filters={"label": "envqa.run=ctrlc"}) == []
+    assert docker_client.containers.list(all=True, ignore_removed=True, filters={"label": "envqa.run=ctrlc"}) == []
     # resumable: nothing half-recorded; the interrupted trials are still queued/running in the store
     statuses = {r["status"] for r in store_rows(home, "SELECT status FROM trials WHERE purpose='validate'")}
     assert statuses <= {"queued", "running", "done"}
@@ -91,7 +91,9 @@ def test_a_killed_embedded_run_takes_its_workers_and_redis_with_it(tmp_path, qa_
     wait_for(lambda: servers[0] not in _redis_servers(), 30, "the private redis-server to exit")
     # each worker removed its trial's sandbox on the way out
     wait_for(
-        lambda: docker_client.containers.list(all=True, filters={"label": "envqa.run=killed"}) == [],
+        lambda: (
+            docker_client.containers.list(all=True, ignore_removed=True, filters={"label": "envqa.run=killed"}) == []
+        ),
         30,
         "the run's containers to be removed",
     )
