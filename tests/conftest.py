@@ -19,7 +19,7 @@ SESSION = os.environ.setdefault("QA_SESSION", f"pytest-{uuid.uuid4().hex[:12]}")
 # Roles get model clients through core's seam (envqa.core.model_client.client_for), which importing envqa.app wires
 # to the SDK adapters in envqa.providers, as in every qa process; tests that build a solver directly need it too.
 import envqa.app  # noqa: E402, F401
-from qa_testkit import EXAMPLES, QA, REPO, copy_example, run_qa, wait_for  # noqa: E402, F401 - after QA_SESSION; re-exported
+from qa_testkit import EXAMPLES, QA, REPO, containers, copy_example, run_qa, wait_for  # noqa: E402, F401 - after QA_SESSION; re-exported
 
 
 def _docker():
@@ -83,7 +83,7 @@ def pytest_sessionfinish(session, exitstatus):
         import docker
 
         client = docker.from_env(timeout=30)
-        leftovers = client.containers.list(all=True, ignore_removed=True, filters={"label": f"envqa.session={SESSION}"})
+        leftovers = containers(client, f"envqa.session={SESSION}")
     except Exception:  # noqa: BLE001 - no engine, no leftovers to report
         return
     if leftovers:

@@ -59,6 +59,14 @@ def wait_for(condition: Callable[[], object], timeout: float, what: str, every: 
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+def containers(client, *labels: str, stopped: bool = True) -> list:
+    """The engine's containers carrying every label in `labels` ("key" or "key=value"), stopped ones included
+    unless `stopped=False`. A container another test removes meanwhile is skipped: docker-py inspects each
+    listed container, and one gone in between raised NotFound out of the list (CI's failure in test_images)."""
+    filters = {"label": list(labels)} if labels else None
+    return client.containers.list(all=stopped, ignore_removed=True, filters=filters)
+
+
 def sigkill_when(proc: subprocess.Popen, condition: Callable[[], object], timeout: float, what: str) -> None:
     """kill -9 `proc` (no cleanup code of its own runs) as soon as `condition` holds; it is reaped either way."""
     try:

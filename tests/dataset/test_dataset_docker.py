@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from envqa.scheduler.embedded import WorkerPool
-from qa_testkit import EXAMPLES, QA, interruptible, sigkill_when, store_rows, wait_for
+from qa_testkit import EXAMPLES, QA, containers, interruptible, sigkill_when, store_rows, wait_for
 
 FAST = "[probes]\noracle_runs = 1\n[reviser]\ngate_oracle_runs = 1\n"
 
@@ -138,9 +138,7 @@ def test_kill_9_halfway_then_resume_repeats_no_finished_task(tmp_path, cwd, qa_e
     for run_id in interrupted:
         assert after[run_id] >= before[run_id]
     for run_id in rows:  # what the killed process left running went with the resumed run's cleanup
-        assert not docker_client.containers.list(
-            all=True, ignore_removed=True, filters={"label": f"envqa.run={run_id}"}
-        )
+        assert not containers(docker_client, f"envqa.run={run_id}")
 
 
 @pytest.mark.slow  # a kill test (86 s of one CI worker): `make test-all`
@@ -200,13 +198,7 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path, cwd, qa_en
 
         def a_trial_container():
             runs = [r["run_id"] for r in store_rows(home, "SELECT run_id FROM dataset_tasks WHERE run_id IS NOT NULL")]
-            return (
-                any(
-                    docker_client.containers.list(ignore_removed=True, filters={"label": f"envqa.run={rid}"})
-                    for rid in runs
-                )
-                and runs
-            )
+            return any(containers(docker_client, f"envqa.run={rid}", stopped=False) for rid in runs) and runs
 
         runs = wait_for(a_trial_container, 600, "a trial container of the dataset", every=0.2)
         proc.send_signal(signal.SIGINT)
@@ -220,6 +212,4 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path, cwd, qa_en
     assert dataset_id["status"] == "interrupted"
     assert f"qa run --resume {dataset_id['dataset_id']}" in stderr
     for run_id in runs:
-        assert not docker_client.containers.list(
-            all=True, ignore_removed=True, filters={"label": f"envqa.run={run_id}"}
-        )
+        assert not containers(docker_client, f"envqa.run={run_id}")

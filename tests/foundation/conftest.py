@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from envqa.core.sandbox import SandboxSpec
+from qa_testkit import containers
 
 TASK_TOML = """\
 version = "1.0"
@@ -88,7 +89,7 @@ def start_sandbox(docker_backend, base_image):
 
 def containers_with(client, **labels) -> list:
     filters = ["envqa"] + [f"{k}={v}" for k, v in labels.items()]
-    return client.containers.list(all=True, ignore_removed=True, filters={"label": filters})
+    return containers(client, *filters)
 
 
 def done_trials(db_path: Path) -> list[dict]:

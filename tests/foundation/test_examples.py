@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from qa_testkit import EXAMPLES, run_qa
+from qa_testkit import EXAMPLES, containers, run_qa
 
 MINE = ["clean-wordfreq", "broken-oracle", "always-pass", "leaky-solution", "tb1-clean"]
 OWN_RUN = "clean-wordfreq"  # the demo's example: its run here is on the defaults
@@ -44,7 +44,4 @@ def test_example_reports_exactly_what_it_expects(name, qa_env, docker_client, tm
     agents = [t["agent"] for t in validate]  # the hunt stage may add oracle re-runs of its own
     assert agents.count("oracle") >= min_oracles and agents.count("nop") >= 1
     assert all(t["outcome"] in ("pass", "fail") for t in validate)
-    assert (
-        docker_client.containers.list(all=True, ignore_removed=True, filters={"label": f"envqa.run={report['run_id']}"})
-        == []
-    )
+    assert containers(docker_client, f"envqa.run={report['run_id']}") == []

@@ -11,7 +11,7 @@ import pytest
 from envqa.core.environment import load_environment
 from envqa.core.image_map import rewrite_dockerfile
 from envqa.core.sandbox import ImageBuildError
-from qa_testkit import wait_for
+from qa_testkit import containers, wait_for
 
 MAP = {
     "debian:*": "envqa-base:bookworm",
@@ -142,9 +142,7 @@ def test_build_timeout_cancels_the_engine_build(docker_backend, docker_client, m
 
     def build_container_gone():
         running = [
-            c
-            for c in docker_client.containers.list(all=True, ignore_removed=True)
-            if token in " ".join(c.attrs.get("Config", {}).get("Cmd") or [])
+            c for c in containers(docker_client) if token in " ".join(c.attrs.get("Config", {}).get("Cmd") or [])
         ]
         return not running
 

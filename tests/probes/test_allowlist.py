@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from qa_testkit import wait_for
+from qa_testkit import containers, wait_for
 
 from .conftest import EXAMPLES, write_env
 
@@ -67,11 +67,7 @@ def test_allowlist_proxy_lets_through_allowed_hosts_only(docker_backend, docker_
         assert sandbox.egress_denied == ["DENIED GET evil.example.test:80", "DENIED CONNECT evil.example.test:80"]
         assert proxy.container_id is None
     wait_for(
-        lambda: (
-            not docker_client.containers.list(
-                all=True, ignore_removed=True, filters={"label": "envqa.run=allowlist-test"}
-            )
-        ),
+        lambda: not containers(docker_client, "envqa.run=allowlist-test"),
         20,
         "containers of envqa.run=allowlist-test to be removed",
     )
@@ -109,11 +105,7 @@ def test_allowlist_task_passes_through_the_proxy_and_is_declared(probe_ctx, tmp_
     assert [t.outcome for t in ctx.new_trials] == ["pass", "fail"]
     assert any("connect" in line and ":3128" in line for line in f.evidence)  # the oracle reached the proxy
     wait_for(
-        lambda: (
-            not docker_client.containers.list(
-                all=True, ignore_removed=True, filters={"label": "envqa.run=allowlist-egress"}
-            )
-        ),
+        lambda: not containers(docker_client, "envqa.run=allowlist-egress"),
         20,
         "containers of envqa.run=allowlist-egress to be removed",
     )
@@ -198,11 +190,7 @@ def test_an_allowlist_trial_gets_its_network_only_through_the_proxy(qa_config, d
             ).outcome
     assert outcomes == {"releases.example.test": "pass", "pypi.org": "fail"}
     wait_for(
-        lambda: (
-            not docker_client.containers.list(
-                all=True, ignore_removed=True, filters={"label": "envqa.run=allowlist-trial"}
-            )
-        ),
+        lambda: not containers(docker_client, "envqa.run=allowlist-trial"),
         20,
         "containers of envqa.run=allowlist-trial to be removed",
     )

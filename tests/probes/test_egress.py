@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from qa_testkit import wait_for
+from qa_testkit import containers, wait_for
 
 from .conftest import EXAMPLES, write_env
 
@@ -31,9 +31,7 @@ def test_pass_turns_into_fail_with_egress_blocked(probe_ctx, docker_client):
     # The fake internet and its internal network are gone (removal is asynchronous in the engine).
     assert _networks(docker_client, "egress-test") == []
     wait_for(
-        lambda: (
-            not docker_client.containers.list(all=True, ignore_removed=True, filters={"label": "envqa.run=egress-test"})
-        ),
+        lambda: not containers(docker_client, "envqa.run=egress-test"),
         20,
         "containers of envqa.run=egress-test to be removed",
     )

@@ -6,7 +6,7 @@ import threading
 import uuid
 
 from envqa.core.sandbox import SandboxSpec
-from qa_testkit import wait_for
+from qa_testkit import containers, wait_for
 
 LEFT, SWEEPS = 16, 6
 
@@ -35,5 +35,4 @@ def test_concurrent_cleanups_remove_everything_without_an_error(docker_backend, 
     wait_for(lambda: not any(t.is_alive() for t in threads), 120, "the sweeps to end")
     assert errors == []
     assert sum(removed) >= LEFT  # the engine may answer two concurrent removals of one container with success
-    filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
-    assert docker_client.containers.list(all=True, sparse=True, filters=filters) == []
+    assert containers(docker_client, *(f"{k}={v}" for k, v in labels.items())) == []

@@ -10,7 +10,7 @@ from envqa.agents.trial import run_trial
 from envqa.core.environment import load_environment
 from envqa.core.layout import RunLayout
 from envqa.core.models import Outcome, TrialSpec
-from qa_testkit import EXAMPLES
+from qa_testkit import EXAMPLES, containers
 
 EXAMPLE = EXAMPLES / "clean-compose-sidecar"
 REACH = [
@@ -31,9 +31,7 @@ def _trial(env_root, agent, qa_config, docker_backend, keep=None):
 
 def _left(docker_client, trial_id: str) -> tuple[list, list]:
     label = {"label": f"envqa.trial={trial_id}"}
-    return docker_client.containers.list(all=True, ignore_removed=True, filters=label), docker_client.networks.list(
-        filters=label
-    )
+    return containers(docker_client, label["label"]), docker_client.networks.list(filters=label)
 
 
 def test_oracle_reaches_the_sidecar_by_name_and_so_does_the_verifier(qa_config, docker_backend, docker_client):
@@ -114,7 +112,7 @@ def test_allowlist_mode_reaches_the_sidecar_directly_and_the_rest_through_the_pr
     assert res.stdout.splitlines() == ['{"sku": "A-100", "qty": 12, "unit_price_cents": 499}', "2.7.1"]
     assert not any("inventory" in line for line in log)  # the sidecar is not reached through the proxy
     label = {"label": f"envqa.run={labels['envqa.run']}"}
-    assert docker_client.containers.list(all=True, ignore_removed=True, filters=label) == []
+    assert containers(docker_client, label["label"]) == []
     assert docker_client.networks.list(filters=label) == []
 
 
@@ -152,7 +150,7 @@ def test_cleanup_after_a_crash_removes_the_sidecars_and_their_network(docker_bac
     image, _built = docker_backend.ensure_image(env)
     trial_id = f"sc-crash-{uuid.uuid4().hex[:8]}"
     docker_backend.with_sidecars(env).start(SandboxSpec(image=image, labels={"envqa.trial": trial_id}))  # never stopped
-    containers, networks = _left(docker_client, trial_id)
-    assert len(containers) == 2 and len(networks) == 1  # main and inventory, on their internal network
+    left, networks = _left(docker_client, trial_id)
+    assert len(left) == 2 and len(networks) == 1  # main and inventory, on their internal network
     assert docker_backend.cleanup({"envqa.trial": trial_id}) == 2  # what the runner does at the end of a run
     assert _left(docker_client, trial_id) == ([], [])

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from qa_testkit import interruptible, store_rows
+from qa_testkit import containers, interruptible, store_rows
 
 from .conftest import QA, copy_example, run_qa, wait_for, workers_with_home
 
@@ -63,7 +63,7 @@ def test_ctrl_c_of_an_embedded_run_stops_workers_and_redis(tmp_path, qa_env, bas
     assert proc.returncode == 130, err
     assert time.monotonic() - t0 < 30
     assert workers_with_home(qa_env["QA_HOME"]) == []
-    assert docker_client.containers.list(all=True, ignore_removed=True, filters={"label": "envqa.run=ctrlc"}) == []
+    assert containers(docker_client, "envqa.run=ctrlc") == []
     # resumable: nothing half-recorded; the interrupted trials are still queued/running in the store
     statuses = {r["status"] for r in store_rows(home, "SELECT status FROM trials WHERE purpose='validate'")}
     assert statuses <= {"queued", "running", "done"}
@@ -91,9 +91,7 @@ def test_a_killed_embedded_run_takes_its_workers_and_redis_with_it(tmp_path, qa_
     wait_for(lambda: servers[0] not in _redis_servers(), 30, "the private redis-server to exit")
     # each worker removed its trial's sandbox on the way out
     wait_for(
-        lambda: (
-            docker_client.containers.list(all=True, ignore_removed=True, filters={"label": "envqa.run=killed"}) == []
-        ),
+        lambda: containers(docker_client, "envqa.run=killed") == [],
         30,
         "the run's containers to be removed",
     )
