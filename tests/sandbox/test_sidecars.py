@@ -30,8 +30,8 @@ def _trial(env_root, agent, qa_config, docker_backend, keep=None):
 
 
 def _left(docker_client, trial_id: str) -> tuple[list, list]:
-    label = {"label": f"envqa.trial={trial_id}"}
-    return containers(docker_client, label["label"]), docker_client.networks.list(filters=label)
+    label = f"envqa.trial={trial_id}"
+    return containers(docker_client, label), docker_client.networks.list(filters={"label": label})
 
 
 def test_oracle_reaches_the_sidecar_by_name_and_so_does_the_verifier(qa_config, docker_backend, docker_client):
@@ -111,9 +111,9 @@ def test_allowlist_mode_reaches_the_sidecar_directly_and_the_rest_through_the_pr
     assert res.exit_code == 0, res.stderr
     assert res.stdout.splitlines() == ['{"sku": "A-100", "qty": 12, "unit_price_cents": 499}', "2.7.1"]
     assert not any("inventory" in line for line in log)  # the sidecar is not reached through the proxy
-    label = {"label": f"envqa.run={labels['envqa.run']}"}
-    assert containers(docker_client, label["label"]) == []
-    assert docker_client.networks.list(filters=label) == []
+    label = f"envqa.run={labels['envqa.run']}"
+    assert containers(docker_client, label) == []
+    assert docker_client.networks.list(filters={"label": label}) == []
 
 
 def test_collect_hooks_run_in_their_service(qa_config, docker_backend):
