@@ -353,6 +353,14 @@ LOG_HEAD = 4 * 1024 * 1024
 JSON_MAX = 256 * 1024 * 1024
 """A result/trajectory file larger than this is refused, not read."""
 
+JSON_DEPTH_MAX = 200
+"""A JSON file nested deeper than this is refused by name (core/input_files.py), before Python's parser would
+raise RecursionError; real results and trajectories nest a dozen levels."""
+
+INPUT_FILE_MAX = 64 * 1024 * 1024
+"""A task or config file larger than this is refused by name, not read (core/input_files.py); logs are read by
+head or tail instead."""
+
 MAX_DEPTH = 3
 """A folder of jobs/runs is searched at most this deep below a given path ("runs/nightly/<run>")."""
 

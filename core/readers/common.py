@@ -6,16 +6,16 @@ multi-megabyte logs imports in seconds and little memory.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from pathlib import Path
 
+from envqa.core import input_files
 from envqa.core.defaults import JSON_MAX, MESSAGE_MAX
 from envqa.core.defaults import LOG_HEAD as LOG_HEAD  # re-exported: the readers take their limits from here
 from envqa.core.defaults import OBSERVATION_MAX as OBSERVATION_MAX
 from envqa.core.defaults import VERIFIER_TAIL as VERIFIER_TAIL
 from envqa.core.imported import TestOutcome, TestStatus
+from envqa.core.input_files import InputFileError
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
 # What a shell or container runtime prints when the agent's own command does not exist: bash, dash/sh,
@@ -27,13 +27,8 @@ NOT_FOUND = re.compile(
 )
 
 
-class ReadError(Exception):
-    """A file that could not be read; becomes an ImportProblem naming it."""
-
-    def __init__(self, path: Path, message: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path = path
-        self.message = message
+ReadError = InputFileError
+"""A file that could not be read; becomes an ImportProblem naming it (the guarded reader's error)."""
 
 
 def trim(text: str, limit: int) -> str:
@@ -50,53 +45,17 @@ def clean_terminal(text: str) -> str:
 
 
 def read_text(path: Path, *, head: int | None = None, tail_bytes: int | None = None) -> str:
-    """A text file, or only its first `head` / last `tail_bytes` bytes. Undecodable bytes are replaced."""
-    try:
-        with path.open("rb") as f:
-            if tail_bytes is not None:
-                size = os.fstat(f.fileno()).st_size
-                f.seek(max(0, size - tail_bytes))
-                data = f.read()
-            else:
-                data = f.read(head) if head is not None else f.read()
-    except OSError as e:
-        raise ReadError(path, f"unreadable: {e.strerror or e}") from None
-    return data.decode("utf-8", errors="replace")
+    """A log or text file, or only its first `head` / last `tail_bytes` bytes. Undecodable bytes are replaced."""
+    return input_files.read_text(path, strict=False, limit=JSON_MAX, head=head, tail=tail_bytes)
 
 
 def load_json(path: Path) -> object:
-    """Parse a JSON file; a truncated, invalid, oversized or unreadable file is a ReadError naming it."""
-    try:
-        size = path.stat().st_size
-        if size > JSON_MAX:
-            raise ReadError(path, f"too large to read ({size // (1024 * 1024)} MB)")
-        data = path.read_bytes()
-    except OSError as e:
-        raise ReadError(path, f"unreadable: {e.strerror or e}") from None
-    if not data.strip():
-        raise ReadError(path, "empty file")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise ReadError(path, f"not UTF-8 text: {e.reason} at byte {e.start}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        # Cut off by a writer that stopped: the parser fails at the end, or inside a string the cut left open (its
-        # error points at where that string starts), and the text no longer ends with a closing bracket.
-        tail = text.rstrip()
-        truncated = e.pos >= len(tail) - 1 or (
-            e.msg.startswith("Unterminated string") and not tail.endswith(("}", "]"))
-        )
-        what = "truncated JSON (the file ends early)" if truncated else "invalid JSON"
-        raise ReadError(path, f"{what} at line {e.lineno} column {e.colno}: {e.msg}") from None
+    """Parse a JSON file; a truncated, invalid, too deep, oversized or unreadable file is a ReadError naming it."""
+    return input_files.read_json(path)
 
 
 def load_object(path: Path) -> dict:
-    data = load_json(path)
-    if not isinstance(data, dict):
-        raise ReadError(path, f"expected a JSON object, got {type(data).__name__}")
-    return data
+    return input_files.read_json_object(path)
 
 
 # --------------------------------------------------------------------------------------------- pytest's text
