@@ -18,8 +18,7 @@ from envqa.core.errors import (
     RateLimited,
     TransientProviderError,
 )
-
-SDKS = ("anthropic", "openai")  # the SDK packages whose exceptions `classify` maps
+from envqa.providers.registry import sdk_packages
 
 _CONTEXT_MARKERS = (
     "prompt is too long",
@@ -89,9 +88,9 @@ def classify(exc: Exception, model: str, key_env: str | None) -> ProviderError:
 
 
 def _sdk_classes(name: str) -> tuple[type, ...]:
-    """The exception class `name` of each SDK this process has loaded (anthropic, openai): only a loaded SDK
-    can have raised one."""
-    return tuple(getattr(sys.modules[sdk], name) for sdk in SDKS if sdk in sys.modules)
+    """The exception class `name` of each registered provider's SDK that this process has loaded: only a loaded
+    SDK can have raised one."""
+    return tuple(getattr(sys.modules[sdk], name) for sdk in sdk_packages() if sdk in sys.modules)
 
 
 def _detail(exc) -> str:
