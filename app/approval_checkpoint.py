@@ -18,6 +18,7 @@ from envqa.app.report_html import try_write_html_report
 from envqa.core.errors import PatchError
 from envqa.core.layout import RunLayout
 from envqa.core.notify import notify
+from envqa.core.run_deps import RunDeps
 from envqa.graphs.loop_report import awaiting_report
 
 Ask = Callable[[dict], dict]
@@ -29,7 +30,7 @@ def pending_payload(graph, thread) -> dict | None:
     return next((i.value for i in snap.interrupts), None)
 
 
-def settle_checkpoints(graph, thread, deps, ask: Ask | None = None) -> dict:
+def settle_checkpoints(graph, thread, deps: RunDeps, ask: Ask | None = None) -> dict:
     while True:
         payload = pending_payload(graph, thread)
         state = graph.get_state(thread).values
@@ -67,7 +68,7 @@ def settle_checkpoints(graph, thread, deps, ask: Ask | None = None) -> dict:
         graph.invoke(Command(resume=answer), thread)
 
 
-def _edit_refusal(deps, run_id: str, pid: str, answer: dict) -> str | None:
+def _edit_refusal(deps: RunDeps, run_id: str, pid: str, answer: dict) -> str | None:
     """Why a replacement patch typed at the prompt is refused (it does not apply, or leaves the task), else None."""
     try:
         check_edit(

@@ -15,7 +15,6 @@ import importlib
 import json
 import os
 import socket
-from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from envqa.agents.trial import run_trial
 from envqa.core.config import QAConfig
 from envqa.core.environment import load_environment
 from envqa.core.errors import InputError, ProviderError
+from envqa.core.events import EventSink, RunEvent
 from envqa.core.executor import Call, ProbeJob, ProbeOutcome, TrialJob, TrialView, outcome_of
 from envqa.core.layout import RunLayout
 from envqa.core.models import Outcome, TrialResult, utcnow
@@ -44,7 +44,6 @@ from envqa.store.db import Store
 from envqa.store.shared_files import for_this_host, trial_files_here, upload_trial_artifacts
 
 log = structlog.get_logger(__name__)
-EventSink = Callable[..., None]
 
 
 @lru_cache(maxsize=8)
@@ -185,7 +184,7 @@ def execute_probe_job(job: ProbeJob, backend, store, on_event: EventSink | None 
 
     def record(result: TrialResult) -> None:
         _record_with_files(store, config, result)
-        emit("trial_done", spec=TrialView(result), result=result)
+        emit(RunEvent.TRIAL_DONE, spec=TrialView(result), result=result)
 
     ctx = ProbeContext(
         env=env,
@@ -195,7 +194,7 @@ def execute_probe_job(job: ProbeJob, backend, store, on_event: EventSink | None 
         layout=RunLayout(config.runs_dir, job.run_id),
         validation=validation,
         record=record,
-        announce=lambda spec: emit("trial_start", spec=spec),
+        announce=lambda spec: emit(RunEvent.TRIAL_START, spec=spec),
     )
     if job.probe in UNITS:  # a replay: one trial, no coverage entry of its own
         findings, lost = UNITS[job.probe](ctx, job.args), []

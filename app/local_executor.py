@@ -7,21 +7,19 @@ each result is recorded exactly once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import structlog
 
 from envqa.agents.trial import run_trial
 from envqa.app.jobs import mark_queued, run_call_here, run_probe_in_process
 from envqa.core.config import QAConfig
 from envqa.core.environment import Environment
+from envqa.core.events import EventSink, RunEvent
 from envqa.core.executor import Call, ProbeJob, ProbeOutcome, result_of
 from envqa.core.layout import RunLayout
 from envqa.core.models import TrialResult, TrialSpec
 from envqa.core.sandbox import SandboxBackend
 
 log = structlog.get_logger(__name__)
-EventSink = Callable[..., None]
 
 
 class LocalExecutor:
@@ -31,15 +29,15 @@ class LocalExecutor:
 
     def run(self, env: Environment, specs: list[TrialSpec]) -> list[TrialResult]:
         results = []
-        self.on_event("trials_queued", count=len(specs))
+        self.on_event(RunEvent.TRIALS_QUEUED, count=len(specs))
         for spec in specs:
             done = self.store.get_trial(spec.trial_id)
             if done is None:
-                self.on_event("trial_start", spec=spec)
+                self.on_event(RunEvent.TRIAL_START, spec=spec)
                 layout = RunLayout(self.config.runs_dir, spec.run_id)
                 done = run_trial(spec, env, self.backend, self.config, layout)
                 self.store.record_trial(done)
-            self.on_event("trial_done", spec=spec, result=done)
+            self.on_event(RunEvent.TRIAL_DONE, spec=spec, result=done)
             results.append(done)
         return results
 

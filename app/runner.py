@@ -17,6 +17,7 @@ from envqa.app.report_html import try_write_html_report
 from envqa.core.config import QAConfig
 from envqa.core.environment import load_environment
 from envqa.core.errors import InfraError, InputError
+from envqa.core.events import RunEvent
 from envqa.core.notify import notify
 from envqa.core.sandbox import SandboxBackend
 from envqa.graphs.run_graph import RunDeps, build_run_graph
@@ -53,34 +54,34 @@ class ProgressView:
 
         return ask_visibly
 
-    def __call__(self, kind: str, **data) -> None:
+    def __call__(self, kind: RunEvent, **data) -> None:
         p = self.progress
         if p is None:
             return
-        if kind == "build_start":
+        if kind == RunEvent.BUILD_START:
             self.build_task = p.add_task(f"image for {data['env'].name}", total=None)
-        elif kind == "build_log" and self.build_task is not None:
+        elif kind == RunEvent.BUILD_LOG and self.build_task is not None:
             p.update(self.build_task, description=f"building: {data['line'][:60]}")
-        elif kind == "build_done" and self.build_task is not None:
+        elif kind == RunEvent.BUILD_DONE and self.build_task is not None:
             what = "built" if data.get("built") else ("cached" if data.get("tag") else "FAILED")
             p.update(self.build_task, description=f"image {what}", total=1, completed=1)
-        elif kind == "trials_queued":  # every executor announces a batch's size: the bar shows its total
+        elif kind == RunEvent.TRIALS_QUEUED:  # every executor announces a batch's size: the bar shows its total
             if self.trial_task is None:
                 self.trial_task = p.add_task("trials", total=0)
             task = next(t for t in p.tasks if t.id == self.trial_task)
             p.update(self.trial_task, total=(task.total or 0) + data["count"])
-        elif kind == "stalled":  # Redis mode: work waiting with no live worker to claim it
+        elif kind == RunEvent.STALLED:  # Redis mode: work waiting with no live worker to claim it
             if self.trial_task is not None:
                 p.update(
                     self.trial_task,
                     description=f"[yellow]queue {data['queue']}: {data['jobs']} job(s), no live "
                     f"worker for {data['seconds']:.0f}s[/]",
                 )
-        elif kind == "trial_start":
+        elif kind == RunEvent.TRIAL_START:
             if self.trial_task is None:
                 self.trial_task = p.add_task("trials", total=None)
             p.update(self.trial_task, description=f"trial {data['spec'].agent} #{data['spec'].index}")
-        elif kind == "trial_done":
+        elif kind == RunEvent.TRIAL_DONE:
             if self.trial_task is None:
                 self.trial_task = p.add_task("trials", total=None)
             r = data["result"]

@@ -12,6 +12,7 @@ Which backend runs is config (`[sandbox] backend = "docker"`): backends register
 from __future__ import annotations
 
 import abc
+import copy
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -289,6 +290,93 @@ class SandboxBackend(abc.ABC):
         """Whether this backend implements the optional capability named (a method of this class)."""
         mine = getattr(type(self), capability, None)
         return mine is not None and mine is not getattr(SandboxBackend, capability, None)
+
+
+class BackendProxy(SandboxBackend):
+    """A backend that passes the whole `SandboxBackend` protocol through to `inner`, so a wrapper (the egress
+    allowlist, compose sidecars, a probe's fixed network) overrides only what it changes.
+
+    A capability that returns another backend (`with_sidecars`, `with_egress_allowlist`) is asked of `inner` and
+    wrapped again (`rewrap`), so the wrapper stays outermost. `withheld` names the optional capabilities this
+    wrapper does not offer: they raise NotImplementedError and `supports()` says False. Anything else (a
+    backend's own attribute, Docker's `client`) is read from `inner`.
+    """
+
+    withheld: frozenset[str] = frozenset()
+
+    def __init__(self, inner: SandboxBackend):
+        self.inner = inner
+
+    def __getattr__(self, name: str):
+        if name == "inner":  # not set yet (copy, pickle): no recursion through __getattr__
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def rewrap(self, inner: SandboxBackend) -> SandboxBackend:
+        """This wrapper around another backend (what `inner.with_...` returned); same settings."""
+        clone = copy.copy(self)
+        clone.inner = inner
+        return clone
+
+    def _offered(self, capability: str) -> None:
+        if capability in self.withheld:
+            raise NotImplementedError(f"{type(self).__name__} does not offer {capability}")
+
+    def ensure_image(self, env, on_log: BuildLog | None = None) -> tuple[str, bool]:
+        return self.inner.ensure_image(env, on_log)
+
+    def start(self, spec: SandboxSpec) -> Sandbox:
+        return self.inner.start(spec)
+
+    def cleanup(self, labels: dict[str, str] | None = None) -> int:
+        return self.inner.cleanup(labels)
+
+    @property
+    def connected(self) -> bool:
+        return self.inner.connected
+
+    def check(self) -> None:
+        self.inner.check()
+
+    def with_egress_allowlist(
+        self,
+        allowed_hosts: list[str],
+        *,
+        image: str,
+        upstream: str = "bridge",
+        label: str = "envqa",
+        labels: dict[str, str] | None = None,
+    ) -> SandboxBackend:
+        self._offered("with_egress_allowlist")
+        inner = self.inner.with_egress_allowlist(
+            allowed_hosts, image=image, upstream=upstream, label=label, labels=labels
+        )
+        return self.rewrap(inner)
+
+    def fake_internet(
+        self,
+        serve_dir: Path | None,
+        hosts: list[str],
+        *,
+        image: str,
+        label: str = "envqa",
+        labels: dict[str, str] | None = None,
+    ) -> AbstractContextManager[str]:
+        self._offered("fake_internet")
+        return self.inner.fake_internet(serve_dir, hosts, image=image, label=label, labels=labels)
+
+    def with_sidecars(self, env) -> SandboxBackend:
+        self._offered("with_sidecars")
+        return self.rewrap(self.inner.with_sidecars(env))
+
+    def supports(self, capability: str) -> bool:
+        """Withheld: no. Overridden by the wrapper itself: yes. Else whatever `inner` supports."""
+        if capability in self.withheld:
+            return False
+        mine = getattr(type(self), capability, None)
+        if mine is not None and mine is not getattr(BackendProxy, capability, None):
+            return True
+        return self.inner.supports(capability)
 
 
 BackendFactory = Callable[["QAConfig"], SandboxBackend]

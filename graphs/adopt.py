@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import structlog
 
+from envqa.core.events import RunEvent
 from envqa.core.notify import notify
+from envqa.core.run_deps import RunDeps
 from envqa.graphs.loop_state import current_env, fresh
 
 log = structlog.get_logger(__name__)
 
 
-def adopt_node(deps, state) -> dict:
+def adopt_node(deps: RunDeps, state) -> dict:
     run_id = state["run_id"]
     proposal = deps.store.get_proposal(state["proposal_id"])
     new = proposal.candidate_version
@@ -27,7 +29,7 @@ def adopt_node(deps, state) -> dict:
     deps.store.set_loop(run_id, iteration=iteration, version=new, pending_proposal=None)
     versions = [v for v in state.get("versions", []) if v != new] + [new]
     log.info("adopt", run_id=run_id, version=new[:12], parent=proposal.parent_version[:12], iteration=iteration)
-    deps.on_event("adopted", version=new, proposal=proposal)
+    deps.on_event(RunEvent.ADOPTED, version=new, proposal=proposal)
     notify(
         deps.config,
         "adopted",

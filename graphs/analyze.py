@@ -16,6 +16,7 @@ import structlog
 
 from envqa.core.environment import Environment, load_environment
 from envqa.core.models import Finding, TrialLabel, TrialResult
+from envqa.core.run_deps import RunDeps
 from envqa.graphs.analyst_dispatch import run_analyst_jobs
 from envqa.graphs.loop_state import current_env, state_trials
 from envqa.probes.analyst.rollup import rollup
@@ -29,14 +30,14 @@ NO_MODEL = (
 )
 
 
-def env_of(deps, state) -> Environment:
+def env_of(deps: RunDeps, state) -> Environment:
     """The current version's snapshot when the loop has versions, else the loaded directory."""
     if state.get("version"):
         return current_env(deps, state)
     return load_environment(state["env_dir"])
 
 
-def _results(deps, state) -> list[TrialResult]:
+def _results(deps: RunDeps, state) -> list[TrialResult]:
     return state_trials(deps, state)  # the store's results, by the ids the state carries
 
 
@@ -75,13 +76,13 @@ def label_trials(
     return out
 
 
-def version_rollup(deps, run_id: str, trials: list[TrialResult]) -> dict:
+def version_rollup(deps: RunDeps, run_id: str, trials: list[TrialResult]) -> dict:
     labels = deps.store.labels_for_run(run_id)
     pairs = [(t, labels[t.trial_id]) for t in trials if t.trial_id in labels]
     return rollup(pairs, deps.config.analyst.min_agreeing)
 
 
-def analyze_node(deps, state) -> dict:
+def analyze_node(deps: RunDeps, state) -> dict:
     """Label the current version's trials; returns {"labels": roll-up}."""
     trials = _results(deps, state)
     if not trials:

@@ -18,13 +18,14 @@ from __future__ import annotations
 import structlog
 from langgraph.types import interrupt
 
+from envqa.core.run_deps import RunDeps
 from envqa.graphs.loop_state import versions_of
 from envqa.probes.spec_consistency import check_revision
 
 log = structlog.get_logger(__name__)
 
 
-def approval_payload(deps, state) -> dict:
+def approval_payload(deps: RunDeps, state) -> dict:
     """What the human sees: the proposal with its diff, gate evidence, findings addressed, expected effect,
     and the sweep figures so far (every version's)."""
     proposal = deps.store.get_proposal(state["proposal_id"])
@@ -46,7 +47,7 @@ def approval_payload(deps, state) -> dict:
     }
 
 
-def approve_node(deps, state) -> dict:
+def approve_node(deps: RunDeps, state) -> dict:
     run_id, pid = state["run_id"], state["proposal_id"]
     mode = state.get("approval_mode") or "wait"
     recorded = deps.store.get_approval(run_id, pid)  # decided already (qa approve, or before a crash)
@@ -99,7 +100,7 @@ def approve_node(deps, state) -> dict:
     return {"approval": decision, "proposal_id": edited.proposal_id, "gate_passed": None, "gate_feedback": None}
 
 
-def _contradicts_spec(deps, proposal_id: str) -> bool:
+def _contradicts_spec(deps: RunDeps, proposal_id: str) -> bool:
     proposal = deps.store.get_proposal(proposal_id)
     flagged = bool(proposal and proposal.spec_check and proposal.spec_check.flagged)
     if flagged:

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from envqa.core.models import Finding, Outcome, Severity, utcnow
 from envqa.core.registry import FAILURE_MEANS_BROKEN  # ambiguity, brittleness (the label registry)
+from envqa.core.run_deps import RunDeps
 from envqa.core.stats import band_of_interval, band_of_point
 from envqa.graphs.spend import run_budget
 
@@ -70,7 +71,7 @@ def open_findings(findings: list[dict]) -> list[Finding]:
     return [f for f in (Finding.model_validate(d) for d in findings) if f.severity != Severity.INFO]
 
 
-def failure_labels(deps, state) -> dict[str, int]:
+def failure_labels(deps: RunDeps, state) -> dict[str, int]:
     """Labels of the current version's failed solver trials (from the analyst's per-trial labels)."""
     failed = {
         t["trial_id"]
@@ -137,7 +138,7 @@ def revision_request(
     return Request(kind="too_hard", detail=f"below the band: {rate}; failures: {mix or 'unlabeled'}")
 
 
-def cap_reached(deps, state) -> str | None:
+def cap_reached(deps: RunDeps, state) -> str | None:
     """A loop-wide cap: iterations adopted, USD/tokens/trials over every version, wall time."""
     loop = deps.config.loop
     if state.get("iteration", 0) >= loop.max_iterations:
@@ -147,13 +148,14 @@ def cap_reached(deps, state) -> str | None:
         return "budget: " + ("; ".join(check.reasons) or state["sweep"]["budget_stop"])
     if loop.max_wall_sec is not None:
         row = deps.store.get_run(state["run_id"])
+        assert row is not None  # the load node recorded the run
         elapsed = (utcnow() - datetime.fromisoformat(row["created_at"])).total_seconds()
         if elapsed >= loop.max_wall_sec:
             return f"wall_time: {elapsed:.0f}s >= {loop.max_wall_sec:g}s"
     return None
 
 
-def version_summary(deps, state, band: dict, findings: list[Finding]) -> dict:
+def version_summary(deps: RunDeps, state, band: dict, findings: list[Finding]) -> dict:
     run_id, version = state["run_id"], state["version"]
     trials = [t for t in deps.store.trials_for_run(run_id) if t.env_version == version]
     return {
@@ -166,7 +168,7 @@ def version_summary(deps, state, band: dict, findings: list[Finding]) -> dict:
     }
 
 
-def decide_node(deps, state) -> dict:
+def decide_node(deps: RunDeps, state) -> dict:
     findings = open_findings(state.get("findings", []))
     band = band_measure(state.get("sweep"))
     failures = failure_labels(deps, state)

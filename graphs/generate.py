@@ -29,6 +29,7 @@ from envqa.core.environment import load_environment
 from envqa.core.errors import EnvQAError, InfraError, PatchError
 from envqa.core.layout import RunLayout
 from envqa.core.models import Outcome, TrialResult, TrialSpec
+from envqa.core.run_deps import RunDeps
 from envqa.core.sandbox import ImageBuildError
 from envqa.probes.lint import lint_structure
 from envqa.probes.static import static_findings
@@ -82,7 +83,7 @@ def _trial_output(r: TrialResult) -> str:
     return "\n".join(parts)
 
 
-def check_task(deps, task_dir: Path, run_id: str, oracle_runs: int) -> Attempt:
+def check_task(deps: RunDeps, task_dir: Path, run_id: str, oracle_runs: int) -> Attempt:
     """The checks one attempt must pass, cheapest first; returns the first failure (or stage 'passed')."""
     try:
         env = load_environment(task_dir)
@@ -160,7 +161,7 @@ def check_task(deps, task_dir: Path, run_id: str, oracle_runs: int) -> Attempt:
     return Attempt(attempt=0, stage="passed", reached="accepted", trial_ids=ids)
 
 
-def generate_task(deps, spec_dir: Path, dest: Path, *, key: str | None = None, variant: int = 0) -> Generation:
+def generate_task(deps: RunDeps, spec_dir: Path, dest: Path, *, key: str | None = None, variant: int = 0) -> Generation:
     """Generate, check and repair until a task passes or the repairs run out; move it to `dest` if it passes."""
     cfg = deps.config
     spec = read_spec(spec_dir)
@@ -211,7 +212,7 @@ def generate_task(deps, spec_dir: Path, dest: Path, *, key: str | None = None, v
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _try(deps, answer: GeneratedTask, where: Path, spec_text: str, key: str, oracle_runs: int) -> Attempt:
+def _try(deps: RunDeps, answer: GeneratedTask, where: Path, spec_text: str, key: str, oracle_runs: int) -> Attempt:
     shutil.rmtree(where, ignore_errors=True)
     try:
         write_file_set(answer, where)
@@ -222,7 +223,7 @@ def _try(deps, answer: GeneratedTask, where: Path, spec_text: str, key: str, ora
     return check_task(deps, where, key, oracle_runs)  # trial ids carry the version: attempts never collide
 
 
-def generate_node(deps, state) -> dict:
+def generate_node(deps: RunDeps, state) -> dict:
     """Graph node: generate from state["env_dir"] (spec.md); the accepted task becomes the directory `load`
     snapshots. A generation that never passes ends the run: its report lists every attempt, exit 1."""
     run_id = state["run_id"]
@@ -248,7 +249,9 @@ def generate_node(deps, state) -> dict:
         "trials": [],
     }
     deps.store.finish_run(run_id, "findings", body, [])
-    RunLayout(deps.config.runs_dir, run_id).write_report(deps.store.run_report(run_id))  # export of the store's copy
+    report = deps.store.run_report(run_id)
+    assert report is not None  # finish_run just saved it
+    RunLayout(deps.config.runs_dir, run_id).write_report(report)  # export of the store's copy
     return {"generation": summary, "stop_reason": stop, "verdict": "findings"}
 
 

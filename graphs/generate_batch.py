@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from envqa.core.run_deps import RunDeps
 from envqa.graphs.generate import LEVELS, Generation, generate_task
 
 STAGES = ["generated", "built", "oracle passes", "nop fails", "accepted", "clean after hunt", "in band"]
@@ -72,7 +73,7 @@ class Batch(BaseModel):
         }
 
 
-def generate_batch(deps, spec_dir: Path, out: Path, count: int) -> Batch:
+def generate_batch(deps: RunDeps, spec_dir: Path, out: Path, count: int) -> Batch:
     """Generate `count` variants into out/<spec name>-<i> (or out itself when count == 1)."""
     name = Path(spec_dir).resolve().name
     batch_key = "gen-" + uuid.uuid4().hex[:8]

@@ -14,6 +14,7 @@ import structlog
 from envqa.core.layout import RunLayout
 from envqa.core.models import Outcome
 from envqa.core.registry import ENVIRONMENT_ERRORS
+from envqa.core.run_deps import RunDeps
 from envqa.graphs.hunt_llm import hunt_llm_and_label
 from envqa.graphs.loop_state import current_env, state_trials, trial_summaries
 from envqa.probes.base import ProbeContext
@@ -23,7 +24,7 @@ from envqa.probes.static import static_findings
 log = structlog.get_logger(__name__)
 
 
-def hunt_node(deps, state) -> dict:
+def hunt_node(deps: RunDeps, state) -> dict:
     if state.get("incomplete"):  # the run could not finish validation; probing a broken sandbox proves nothing
         return _files_only(deps, state, "validation could not finish (see incomplete): nothing was probed")
     if any(f.get("rule") == "image-build-failed" for f in state.get("findings", [])):
@@ -69,7 +70,7 @@ def hunt_node(deps, state) -> dict:
     return update
 
 
-def _files_only(deps, state, reason: str) -> dict:
+def _files_only(deps: RunDeps, state, reason: str) -> dict:
     """No sandbox to probe, but the static rules read only the task's files: they run and are reported (issue 24),
     so an inconclusive run or an image that does not build still says what the files get wrong."""
     coverage = _all_skipped(deps, reason)
@@ -90,5 +91,5 @@ def _files_only(deps, state, reason: str) -> dict:
     return {"coverage": coverage, "findings": [f.model_dump(mode="json") for f in findings]}
 
 
-def _all_skipped(deps, reason: str) -> list[dict]:
+def _all_skipped(deps: RunDeps, reason: str) -> list[dict]:
     return [{"probe": name, "status": "skipped", "reason": reason} for name in deps.config.probes.enabled]

@@ -18,6 +18,7 @@ import structlog
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Outcome, Severity, TrialLabel, TrialResult, TrialSpec
 from envqa.core.registry import get_rule
+from envqa.core.run_deps import RunDeps
 from envqa.graphs.analyst_dispatch import budget_reached
 from envqa.graphs.analyze import label_trials, version_rollup
 from envqa.probes.analyst.rules import context_for, strace_shortcut
@@ -46,7 +47,7 @@ def _finding(message: str, evidence: list[str], trial_ids: list[str]) -> Finding
     )
 
 
-def _replays(deps, ctx: ProbeContext, units: list[tuple[str, dict]]) -> list[TrialResult | None]:
+def _replays(deps: RunDeps, ctx: ProbeContext, units: list[tuple[str, dict]]) -> list[TrialResult | None]:
     """Replays as jobs through the executor (envqa.probes.replay_units), all at once; each recorded trial
     joins the hunt's own (ctx.new_trials), like a probe's. None where a job gave up."""
     replies = dispatch_replays(deps.executor, deps.store, ctx.env, ctx.config, ctx.run_id, units)
@@ -58,7 +59,7 @@ def _replays(deps, ctx: ProbeContext, units: list[tuple[str, dict]]) -> list[Tri
     return [trial for trial, _why in replies]
 
 
-def replay_stored(deps, ctx: ProbeContext, env: Environment) -> list[Finding]:
+def replay_stored(deps: RunDeps, ctx: ProbeContext, env: Environment) -> list[Finding]:
     """Stored exploits of this environment (other versions, earlier runs), replayed here; the ones that still
     earn reward. One this very hunt found on this version is not replayed again."""
     stored = [
@@ -83,7 +84,7 @@ def replay_stored(deps, ctx: ProbeContext, env: Environment) -> list[Finding]:
     return findings
 
 
-def run_hunter(deps, state, ctx: ProbeContext, env: Environment) -> tuple[list[Finding], list[TrialResult]]:
+def run_hunter(deps: RunDeps, state, ctx: ProbeContext, env: Environment) -> tuple[list[Finding], list[TrialResult]]:
     """Hunter trials, their replays and labels; returns (findings, every new trial)."""
     settings = deps.config.hunter
     findings = replay_stored(deps, ctx, env)

@@ -23,6 +23,7 @@ from envqa.core.imported_trials import as_trial_result, imported_trial_id, is_st
 from envqa.core.layout import RunLayout
 from envqa.core.models import TrialResult
 from envqa.core.readers import read_runs
+from envqa.core.run_deps import RunDeps
 from envqa.core.task_checksum import harbor_task_checksum
 from envqa.probes.cross_trial import per_test_table
 from envqa.probes.cross_trial_qa import version_task_trials
@@ -69,7 +70,7 @@ def _stale(t: ImportedTrial, checksums: set[str]) -> bool:
     return bool(t.task_checksum) and bool(checksums) and all(is_stale(t, c) for c in checksums)
 
 
-def import_trials(deps, run_id: str, env, env_dir: str | None) -> ImportedSweep:
+def import_trials(deps: RunDeps, run_id: str, env, env_dir: str | None) -> ImportedSweep:
     """Read `[sweep] trials_from`, record this task's trials as solver trials of `env.version`."""
     sw = deps.config.sweep
     out = ImportedSweep()
@@ -111,7 +112,7 @@ def by_identity(results: list[TrialResult]) -> dict[str, list[TrialResult]]:
     return out
 
 
-def cross_trial_section(deps, state, current: list[TrialResult]) -> dict | None:
+def cross_trial_section(deps: RunDeps, state, current: list[TrialResult]) -> dict | None:
     """The report's `cross_trial`: the per-test table (test x agent: failures, fails alone) of the current
     version's solver trials, and what was imported; None when the version has no solver trial."""
     if not any(t.agent == "solver" for t in current):

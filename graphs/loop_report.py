@@ -13,6 +13,7 @@ from typing import Any
 from envqa.core.layout import RunLayout
 from envqa.core.models import Finding, TrialResult
 from envqa.core.notify import notify
+from envqa.core.run_deps import RunDeps
 from envqa.graphs.analyze import report_label
 from envqa.graphs.decide import band_measure, open_findings
 from envqa.graphs.gate import oracle_notice
@@ -78,7 +79,7 @@ def final_stop_reason(state) -> str | None:
     return None
 
 
-def versions_section(deps, run_id: str) -> list[dict[str, Any]]:
+def versions_section(deps: RunDeps, run_id: str) -> list[dict[str, Any]]:
     """Per version, from the store: what it is, who wrote it, who approved it, and what it showed."""
     store = deps.store
     trials = store.trials_for_run(run_id)
@@ -115,7 +116,9 @@ def versions_section(deps, run_id: str) -> list[dict[str, Any]]:
     return out
 
 
-def report_body(deps, state, verdict: str, stop_reason: str | None, pending: dict | None = None) -> dict[str, Any]:
+def report_body(
+    deps: RunDeps, state, verdict: str, stop_reason: str | None, pending: dict | None = None
+) -> dict[str, Any]:
     run_id = state["run_id"]
     current = [t for t in deps.store.trials_for_run(run_id) if t.env_version == state.get("version")]
     have = {t.trial_id for t in current}  # an imported trial is stored once, under the run that first imported it
@@ -152,7 +155,7 @@ def report_body(deps, state, verdict: str, stop_reason: str | None, pending: dic
     }
 
 
-def report_node(deps, state) -> dict:
+def report_node(deps: RunDeps, state) -> dict:
     findings = open_findings(state.get("findings", []))
     stop = final_stop_reason(state)
     verdict = verdict_of(findings, state.get("incomplete", []), band_measure(state.get("sweep"))["in_band"])
@@ -174,7 +177,7 @@ def report_node(deps, state) -> dict:
     return {"verdict": verdict, "stop_reason": stop}
 
 
-def awaiting_report(deps, state, payload: dict) -> dict:
+def awaiting_report(deps: RunDeps, state, payload: dict) -> dict:
     """The report at an approval checkpoint: verdict `awaiting_approval`, the proposal in full."""
     body = report_body(deps, state, "awaiting_approval", None, pending=payload)
     deps.store.save_pending_report(state["run_id"], body)
@@ -182,7 +185,9 @@ def awaiting_report(deps, state, payload: dict) -> dict:
     return body
 
 
-def export_report(deps, run_id: str) -> None:
+def export_report(deps: RunDeps, run_id: str) -> None:
     """runs/<run_id>/report.json, rendered from the store's copy (the one every reader uses): an export for
     people and other tools that nothing in qa reads back."""
-    RunLayout(deps.config.runs_dir, run_id).write_report(deps.store.run_report(run_id))
+    report = deps.store.run_report(run_id)
+    assert report is not None  # the report node saved it first
+    RunLayout(deps.config.runs_dir, run_id).write_report(report)

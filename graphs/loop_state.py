@@ -13,6 +13,7 @@ from typing import Annotated, Any, TypedDict
 from envqa.core.environment import Environment
 from envqa.core.models import TrialResult
 from envqa.core.registry.rules import EXPLAINS
+from envqa.core.run_deps import RunDeps
 from envqa.core.store import Versions
 
 _RESET = "__reset__"
@@ -58,7 +59,7 @@ def trial_summaries(results: list[TrialResult]) -> list[dict]:
     return [r.model_dump(mode="json", include=TRIAL_SUMMARY) for r in results]
 
 
-def state_trials(deps, state) -> list[TrialResult]:
+def state_trials(deps: RunDeps, state) -> list[TrialResult]:
     """The current version's trials in full, in the state's order: the store's results for its ids. (A
     checkpoint written before summaries carries whole results; a trial the store lacks is read from it.)"""
     entries = state.get("trials") or []
@@ -105,11 +106,11 @@ class RunState(TypedDict, total=False):
     verdict: str
 
 
-def versions_of(deps) -> Versions:
+def versions_of(deps: RunDeps) -> Versions:
     return deps.versions
 
 
-def current_env(deps, state) -> Environment:
+def current_env(deps: RunDeps, state) -> Environment:
     """The current version's snapshot under the task's own name; never the user's directory (it may change
     under a running loop)."""
     return versions_of(deps).load(state["version"])

@@ -23,6 +23,7 @@ from envqa.core.environment import load_environment
 from envqa.core.errors import InfraError, PatchError
 from envqa.core.models import Finding, GateCheck, GateResult, Proposal, SpecConsistency
 from envqa.core.patches import make_diff
+from envqa.core.run_deps import RunDeps
 from envqa.core.store import Versions
 from envqa.graphs.gate import GateInputs, feedback, oracle_notice, run_gate
 from envqa.graphs.loop_state import state_trials
@@ -32,7 +33,7 @@ from envqa.probes.spec_consistency import check_revision, spec_of
 log = structlog.get_logger(__name__)
 
 
-def _image_packages(deps, version_dir):
+def _image_packages(deps: RunDeps, version_dir):
     """`pip freeze` of the version's image, computed once and only if a fixer asks for it."""
     cache: dict = {}
 
@@ -48,12 +49,12 @@ def _proposal_id(run_id: str, parent: str, attempt: int, diff: str) -> str:
     return "p-" + hashlib.sha256(f"{run_id}|{parent}|{attempt}|{diff}".encode()).hexdigest()[:12]
 
 
-def _latest(deps, run_id: str, parent: str) -> Proposal | None:
+def _latest(deps: RunDeps, run_id: str, parent: str) -> Proposal | None:
     mine = [p for p in deps.store.proposals_for_run(run_id) if p.parent_version == parent]
     return mine[-1] if mine else None
 
 
-def revise_node(deps, state) -> dict:
+def revise_node(deps: RunDeps, state) -> dict:
     """-> {"proposal_id": str | None, "revise_note": str}"""
     run_id, version = state["run_id"], state["version"]
     vs = deps.versions
@@ -118,7 +119,9 @@ def revise_node(deps, state) -> dict:
     return _model_proposal(deps, vs, state, findings, request, previous, attempt)
 
 
-def _oracle_first(deps, state, findings, request, previous: Proposal | None, attempt: int, notice: str) -> dict:
+def _oracle_first(
+    deps: RunDeps, state, findings, request, previous: Proposal | None, attempt: int, notice: str
+) -> dict:
     """The parent's reference solution fails. The note says so first; no mechanical fix is proposed (none can
     pass the gate, which needs a passing oracle); the LLM reviser, when configured, may still fix the oracle."""
     fixable = sorted({f.rule for f in findings if f.rule in fixable_rules()})
@@ -135,9 +138,12 @@ def _oracle_first(deps, state, findings, request, previous: Proposal | None, att
     return {**out, "revise_note": f"{notice}; {out['revise_note']}"}
 
 
-def _model_proposal(deps, vs: Versions, state, findings, request, previous: Proposal | None, attempt: int) -> dict:
+def _model_proposal(
+    deps: RunDeps, vs: Versions, state, findings, request, previous: Proposal | None, attempt: int
+) -> dict:
     run_id, version = state["run_id"], state["version"]
     model = deps.config.reviser.model
+    assert model is not None  # its callers return "needs a model" first
     env = vs.load(version)
     prompt = build_prompt(
         vs.path(version),
@@ -286,7 +292,7 @@ def _refused(
     return {"proposal_id": proposal.proposal_id, "revise_note": f"refused: {problem}"}
 
 
-def gate_node(deps, state) -> dict:
+def gate_node(deps: RunDeps, state) -> dict:
     """-> {"gate_passed": bool, "gate_feedback": str | None, "repairs": int}"""
     proposal = deps.store.get_proposal(state["proposal_id"])
     if proposal is None:

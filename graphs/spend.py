@@ -9,6 +9,7 @@ sweep does not start the count again. The report shows the same figures per role
 from __future__ import annotations
 
 from envqa.core.pricing import BudgetCheck, Spend, check_budget
+from envqa.core.run_deps import RunDeps
 from envqa.graphs.analyst_dispatch import analyst_spend
 from envqa.graphs.sweep import _spend as trial_spend
 
@@ -16,7 +17,7 @@ MODEL_AGENTS = ("solver", "hunter")
 ROLES = ("solver", "hunter", "analyst", "reviser", "generator")
 
 
-def role_spend(deps, state, roles: tuple[str, ...] = ROLES, trials=None) -> dict[str, dict[str, Spend]]:
+def role_spend(deps: RunDeps, state, roles: tuple[str, ...] = ROLES, trials=None) -> dict[str, dict[str, Spend]]:
     """{role: {model: Spend}} for every model call of the run so far, for `roles` (absent: no spend).
     `trials`: the run's trials when the caller has them already."""
     out: dict[str, dict[str, Spend]] = {}
@@ -43,7 +44,7 @@ def role_spend(deps, state, roles: tuple[str, ...] = ROLES, trials=None) -> dict
     return out
 
 
-def run_budget(deps, state) -> BudgetCheck:
+def run_budget(deps: RunDeps, state) -> BudgetCheck:
     """The `[budget]` caps against the run's whole spend and the solver trials it started."""
     trials = deps.store.trials_for_run(state["run_id"])
     total = Spend()
@@ -53,7 +54,7 @@ def run_budget(deps, state) -> BudgetCheck:
     return check_budget(deps.config.budget, total, sum(t.agent == "solver" for t in trials))
 
 
-def spend_section(deps, state) -> dict[str, dict[str, dict]]:
+def spend_section(deps: RunDeps, state) -> dict[str, dict[str, dict]]:
     """The report's `spend`: the roles whose spend no other key shows (solver spend is in each version's
     sweep, the reviser's in each proposal)."""
     return {

@@ -21,6 +21,7 @@ from envqa.core.errors import ProviderAuthError
 from envqa.core.model_client import client_for
 from envqa.core.models import Outcome, TrialResult, TrialSpec
 from envqa.core.pricing import Spend, check_budget
+from envqa.core.run_deps import RunDeps
 from envqa.core.stats import StopRule, pass_at_k, summarize, wilson
 from envqa.graphs.imported import by_identity, import_trials
 from envqa.graphs.loop_state import current_env, trial_summaries
@@ -28,7 +29,7 @@ from envqa.graphs.loop_state import current_env, trial_summaries
 log = structlog.get_logger(__name__)
 
 
-def sweep_node(deps, state) -> dict:
+def sweep_node(deps: RunDeps, state) -> dict:
     config: QAConfig = deps.config
     sw = config.sweep
     models = list(dict.fromkeys(sw.models))
@@ -85,6 +86,7 @@ def sweep_node(deps, state) -> dict:
         if not specs:
             break
         for result in deps.executor.run(env, specs):
+            assert result.model is not None  # a sweep trial's spec names its model
             results[result.model].append(result)
         _raise_on_auth(results)
     imported = import_trials(deps, state["run_id"], env, state.get("env_dir"))  # issue 33: --trials-from

@@ -25,7 +25,7 @@ from envqa.core.models import Finding, Outcome, Phase, TrialResult, TrialSpec
 from envqa.core.named import Named
 from envqa.core.policy import Action, decide_trial
 from envqa.core.queues import SANDBOX_QUEUE, queue_settings
-from envqa.core.sandbox import Sandbox, SandboxBackend, SandboxError, SandboxSpec, SyscallTrace
+from envqa.core.sandbox import BackendProxy, Sandbox, SandboxBackend, SandboxError, SandboxSpec, SyscallTrace
 from envqa.core.strace import EXEC_SYSCALLS, SYSCALLS, StraceEvent
 
 log = structlog.get_logger(__name__)
@@ -62,20 +62,18 @@ class HuntTrial:
         return [e for e in self.events if window[0] <= e.ts <= window[1]]
 
 
-class _OnNetwork(SandboxBackend):
-    """The same backend, with every sandbox started on a given network (egress reruns)."""
+class _OnNetwork(BackendProxy):
+    """The same backend, with every sandbox started on a given network (egress reruns); compose sidecars pass
+    through (sandbox/sidecars.py). It chooses the network, so it offers no allowlist and no fake internet."""
+
+    withheld = frozenset({"with_egress_allowlist", "fake_internet"})
 
     def __init__(self, inner: SandboxBackend, network: str):
-        self.inner, self.network = inner, network
-
-    def ensure_image(self, env, on_log=None):
-        return self.inner.ensure_image(env, on_log)
+        super().__init__(inner)
+        self.network = network
 
     def start(self, spec: SandboxSpec) -> Sandbox:
         return self.inner.start(spec.model_copy(update={"network": self.network}))
-
-    def with_sidecars(self, env) -> SandboxBackend:
-        return _OnNetwork(self.inner.with_sidecars(env), self.network)  # compose services (sandbox/sidecars.py)
 
 
 class _Traced:

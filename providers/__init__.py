@@ -10,6 +10,8 @@ from __future__ import annotations
 from envqa.core.config import QAConfig
 from envqa.core.model_client import ModelClient
 from envqa.core.pricing import price_for
+from envqa.providers import builtin  # noqa: F401 - registers the built-in providers
+from envqa.providers.registry import provider_for, register_provider
 from envqa.providers.spec import ModelSpec, api_key_for, base_url_for, endpoint_for
 
 
@@ -26,13 +28,7 @@ def create_client(spec_text: str, config: QAConfig) -> ModelClient:
         base_url=base_url_for(endpoint),
         price=price_for(spec.spec, config),
     )
-    if endpoint.kind == "anthropic":
-        from envqa.providers.anthropic_client import AnthropicClient
-
-        return AnthropicClient(**args)
-    from envqa.providers.openai_client import OpenAIClient
-
-    return OpenAIClient(**args)
+    return provider_for(endpoint.kind).factory(**args)
 
 
-__all__ = ["ModelSpec", "create_client"]
+__all__ = ["ModelSpec", "create_client", "register_provider"]

@@ -16,6 +16,7 @@ import structlog
 from envqa.core.defaults import PROVIDER_RETRY_BACKOFF_SEC
 from envqa.core.errors import TransientProviderError
 from envqa.providers.errors import classify
+from envqa.providers.registry import TRANSPORT, sdk_packages
 
 T = TypeVar("T")
 log = structlog.get_logger(__name__)
@@ -34,7 +35,7 @@ def call_with_retries(
         try:
             return fn()
         except Exception as exc:  # SDK errors only reach here; our own bugs are re-raised below
-            if not type(exc).__module__.startswith(("anthropic", "openai", "httpx")):
+            if not type(exc).__module__.startswith((*sdk_packages(), TRANSPORT)):
                 raise
             err = classify(exc, model, key_env)
             if type(err) is not TransientProviderError or attempt >= retries:

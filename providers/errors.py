@@ -7,6 +7,8 @@ ones (auth, context too long, invalid request) fail the trial or the run. Messag
 
 from __future__ import annotations
 
+import sys
+
 from envqa.core.errors import (
     ContextTooLong,
     InvalidRequest,
@@ -16,6 +18,7 @@ from envqa.core.errors import (
     RateLimited,
     TransientProviderError,
 )
+from envqa.providers.registry import sdk_packages
 
 _CONTEXT_MARKERS = (
     "prompt is too long",
@@ -44,16 +47,13 @@ def retry_after_seconds(headers) -> float | None:
 
 
 def classify(exc: Exception, model: str, key_env: str | None) -> ProviderError:
-    """One SDK exception -> the envqa error that says what to do about it. The SDKs are imported here, not at the
-    top: a worker or a `qa` that never calls a model would pay ~2 s of CPU for them at every start, and a
-    process that has an SDK exception in hand has already imported its SDK."""
-    import anthropic
-    import openai
-
-    status_error = (anthropic.APIStatusError, openai.APIStatusError)
-    if isinstance(exc, (anthropic.APITimeoutError, openai.APITimeoutError)):
+    """One SDK exception -> the envqa error that says what to do about it. No SDK is imported here: a process
+    that has an SDK exception in hand has already imported that SDK, and importing the other one on a first
+    error cost a worker ~0.6 s of CPU on the path from a 429 to parking its queue (benchmarks/scheduler.py)."""
+    status_error = _sdk_classes("APIStatusError")
+    if isinstance(exc, _sdk_classes("APITimeoutError")):
         return TransientProviderError(f"{model}: request timed out", "provider_timeout", model)
-    if isinstance(exc, (anthropic.APIConnectionError, openai.APIConnectionError)):
+    if isinstance(exc, _sdk_classes("APIConnectionError")):
         return TransientProviderError(
             f"{model}: cannot reach the provider ({type(exc).__name__})", "provider_unreachable", model
         )
@@ -85,6 +85,12 @@ def classify(exc: Exception, model: str, key_env: str | None) -> ProviderError:
     if 400 <= status < 500 and status not in (408, 409):
         return InvalidRequest(f"{model}: request rejected (HTTP {status}): {detail}", "invalid_request", model)
     return TransientProviderError(f"{model}: provider error (HTTP {status}): {detail}", "provider_5xx", model)
+
+
+def _sdk_classes(name: str) -> tuple[type, ...]:
+    """The exception class `name` of each registered provider's SDK that this process has loaded: only a loaded
+    SDK can have raised one."""
+    return tuple(getattr(sys.modules[sdk], name) for sdk in sdk_packages() if sdk in sys.modules)
 
 
 def _detail(exc) -> str:

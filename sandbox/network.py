@@ -22,7 +22,7 @@ import docker.errors
 import structlog
 
 from envqa.core.defaults import NETWORK_READY_SEC
-from envqa.core.sandbox import Sandbox, SandboxBackend, SandboxError, SandboxSpec
+from envqa.core.sandbox import BackendProxy, Sandbox, SandboxBackend, SandboxError, SandboxSpec
 from envqa.sandbox.docker_sandbox import session_labels
 from envqa.sandbox.images import tar_bytes, tar_path
 
@@ -168,13 +168,16 @@ class EgressProxy:
         self.container_id, self.network = None, None
 
 
-class AllowlistBackend(SandboxBackend):
+class AllowlistBackend(BackendProxy):
     """The same backend; every sandbox that would have a network gets its own egress proxy instead.
 
     The proxy lives as long as its sandbox: stopping the sandbox removes the proxy and its network too.
     What the proxy denied is kept on the sandbox (`sandbox.egress_denied`) once it stops; while it runs,
-    `sandbox.egress_log()` reads the proxy's log.
+    `sandbox.egress_log()` reads the proxy's log. Everything else passes through (BackendProxy); compose
+    sidecars start innermost (main joins their network beside the proxy's). No fake internet behind a proxy.
     """
+
+    withheld = frozenset({"fake_internet"})
 
     def __init__(
         self,
@@ -185,25 +188,12 @@ class AllowlistBackend(SandboxBackend):
         label: str = "envqa",
         labels: dict[str, str] | None = None,
     ):
-        self.inner, self.image, self.allowed_hosts, self.upstream = inner, image, allowed_hosts, upstream
+        super().__init__(inner)
+        self.image, self.allowed_hosts, self.upstream = image, allowed_hosts, upstream
         self.label, self.labels = label, labels or {}
-
-    def ensure_image(self, env, on_log=None):
-        return self.inner.ensure_image(env, on_log)
 
     def with_egress_allowlist(self, allowed_hosts, *, image, upstream="bridge", label="envqa", labels=None):
         return self  # the network is already chosen (probes wrap the backend for their own reruns)
-
-    def with_sidecars(self, env) -> SandboxBackend:
-        """The sidecars start innermost: main joins their network beside the proxy's."""
-        return AllowlistBackend(
-            self.inner.with_sidecars(env),
-            self.image,
-            self.allowed_hosts,
-            upstream=self.upstream,
-            label=self.label,
-            labels=self.labels,
-        )
 
     def start(self, spec: SandboxSpec) -> Sandbox:
         if spec.network == "none":

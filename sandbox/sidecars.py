@@ -32,7 +32,7 @@ from envqa.core.defaults import (
     SIDECAR_READY_MIN_SEC as READY_MIN_SEC,
 )
 from envqa.core.image_map import map_image
-from envqa.core.sandbox import ImageBuildError, Sandbox, SandboxBackend, SandboxError, SandboxSpec
+from envqa.core.sandbox import BackendProxy, ImageBuildError, Sandbox, SandboxBackend, SandboxError, SandboxSpec
 from envqa.core.task_config import MAIN_SERVICE
 from envqa.sandbox.compose import ComposeError, ComposeSpec, Service, find_compose, load_compose
 from envqa.sandbox.docker_sandbox import DockerSandbox, session_labels
@@ -226,26 +226,17 @@ class SidecarSet:
             self.network = None
 
 
-class SidecarBackend(SandboxBackend):
-    """The Docker backend, with the task's compose sidecars started beside every sandbox and removed with it."""
+class SidecarBackend(BackendProxy):
+    """The Docker backend, with the task's compose sidecars started beside every sandbox and removed with it.
+    Everything else passes through (BackendProxy); an egress allowlist wraps it from outside. No fake internet
+    beside sidecars."""
+
+    withheld = frozenset({"fake_internet"})
 
     def __init__(self, inner, env):
-        self.inner, self.env = inner, env
+        super().__init__(inner)
+        self.env = env
         self.compose: ComposeSpec | None = None
-
-    @property
-    def client(self):
-        return self.inner.client
-
-    @property
-    def connected(self) -> bool:
-        return self.inner.connected
-
-    def ensure_image(self, env, on_log=None):
-        return self.inner.ensure_image(env, on_log)
-
-    def cleanup(self, labels=None) -> int:
-        return self.inner.cleanup(labels)
 
     def with_sidecars(self, env) -> SandboxBackend:
         return self if env is self.env else SidecarBackend(self.inner, env)

@@ -24,10 +24,9 @@ from redis import Redis
 from envqa.core.config import SchedulerSettings
 from envqa.core.defaults import STALL_CHECK_SEC, STALL_REPORT_AFTER_SEC
 from envqa.core.errors import InfraError
+from envqa.core.events import EventSink, RunEvent
 from envqa.scheduler.lease import alive_key, leased_key
 from envqa.scheduler.status import held
-
-EventSink = Callable[..., None]
 
 
 class Liveness:
@@ -64,7 +63,7 @@ class Liveness:
                 continue
             since = self._stalled_since.setdefault(q, now)
             if now - since >= STALL_REPORT_AFTER_SEC:  # not while a worker is still starting
-                self.on_event("stalled", queue=q, seconds=now - since, jobs=count)
+                self.on_event(RunEvent.STALLED, queue=q, seconds=now - since, jobs=count)
             limit = self.settings.stall_timeout_sec
             if limit and now - since >= limit:
                 raise InfraError(

@@ -23,6 +23,7 @@ from envqa.core.config import QAConfig
 from envqa.core.defaults import FOLLOW_POLL_SEC, RECONCILE_SEC
 from envqa.core.environment import Environment
 from envqa.core.errors import InfraError
+from envqa.core.events import EventSink, RunEvent
 from envqa.core.executor import Call, ProbeJob, ProbeOutcome, TrialView, outcome_of, result_of
 from envqa.core.models import TrialResult, TrialSpec
 from envqa.core.queues import queue_for_model
@@ -35,7 +36,6 @@ from envqa.store.db import Store
 from envqa.store.shared_files import fetch_trial_artifacts, publish_environment
 
 log = structlog.get_logger(__name__)
-EventSink = Callable[..., None]
 
 
 def queue_of(spec: TrialSpec) -> str:
@@ -68,7 +68,7 @@ class RQExecutor:
 
     def run(self, env: Environment, specs: list[TrialSpec]) -> list[TrialResult]:
         settings = self.config.scheduler
-        self.on_event("trials_queued", count=len(specs))
+        self.on_event(RunEvent.TRIALS_QUEUED, count=len(specs))
         pending = [s for s in specs if self.store.get_trial(s.trial_id) is None]
         if pending:
             if self.store.shared:  # workers on other hosts read the task from the store
@@ -81,7 +81,7 @@ class RQExecutor:
         for spec in specs:
             if spec not in pending:
                 self._materialize(spec)
-                self.on_event("trial_done", spec=spec, result=by_id[spec.trial_id])
+                self.on_event(RunEvent.TRIAL_DONE, spec=spec, result=by_id[spec.trial_id])
             results.append(by_id[spec.trial_id])
         return results
 
@@ -97,11 +97,11 @@ class RQExecutor:
                 spec = waiting[tid]
                 if status in ("running", "done") and tid not in started:
                     started.add(tid)
-                    self.on_event("trial_start", spec=spec)
+                    self.on_event(RunEvent.TRIAL_START, spec=spec)
                 if status == "done":
                     del waiting[tid]
                     self._materialize(spec)
-                    self.on_event("trial_done", spec=spec, result=self.store.get_trial(tid))
+                    self.on_event(RunEvent.TRIAL_DONE, spec=spec, result=self.store.get_trial(tid))
             return {queue_of(s) for s in waiting.values()}
 
         def put_back(queues: set[str]) -> None:
@@ -189,8 +189,8 @@ class RQExecutor:
                 if result is not None:
                     view = TrialView(result)
                     self._materialize(view)
-                    self.on_event("trial_start", spec=view)
-                    self.on_event("trial_done", spec=view, result=result)
+                    self.on_event(RunEvent.TRIAL_START, spec=view)
+                    self.on_event(RunEvent.TRIAL_DONE, spec=view, result=result)
         return outcomes
 
     def _materialize(self, spec: TrialSpec) -> None:

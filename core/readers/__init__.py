@@ -13,8 +13,24 @@ from pathlib import Path
 from envqa.core.defaults import MAX_DEPTH
 from envqa.core.imported import ImportBatch, ImportedTrial, ImportProblem
 from envqa.core.readers import harbor, terminal_bench
+from envqa.core.readers.formats import format_of, register_format
 
-__all__ = ["iter_runs", "read_runs"]
+__all__ = ["iter_runs", "read_runs", "register_format"]
+
+# The built-in formats, most specific first (core/readers/formats.py): a Harbor trial folder (not a
+# Harbor 1 job, which has results.json), a tb trial, a tb run, a Harbor job.
+register_format(
+    "harbor-trial",
+    detect=lambda p: harbor.is_trial_dir(p) and not (p / "results.json").is_file(),
+    read=lambda p, threshold: harbor.read_trial(p, job_name=p.parent.name, pass_threshold=threshold),
+)
+register_format("tb-trial", detect=terminal_bench.is_trial_dir, read=lambda p, _threshold: terminal_bench.read_trial(p))
+register_format("tb-run", detect=terminal_bench.is_run_dir, read=lambda p, _threshold: terminal_bench.iter_run(p))
+register_format(
+    "harbor-job",
+    detect=harbor.is_job_dir,
+    read=lambda p, threshold: harbor.iter_job(p, pass_threshold=threshold),
+)
 
 
 def read_runs(paths: Iterable[Path | str], *, pass_threshold: float = 1.0) -> ImportBatch:
@@ -47,17 +63,9 @@ def iter_runs(
 
 def _read_folder(path: Path, threshold: float, depth: int) -> Generator[ImportedTrial | ImportProblem, None, bool]:
     """Yield what the folder holds; return whether it held anything we read."""
-    if harbor.is_trial_dir(path) and not (path / "results.json").is_file():
-        yield from harbor.read_trial(path, job_name=path.parent.name, pass_threshold=threshold)
-        return True
-    if terminal_bench.is_trial_dir(path):
-        yield from terminal_bench.read_trial(path)
-        return True
-    if terminal_bench.is_run_dir(path):
-        yield from terminal_bench.iter_run(path)
-        return True
-    if harbor.is_job_dir(path):
-        yield from harbor.iter_job(path, pass_threshold=threshold)
+    fmt = format_of(path)
+    if fmt is not None:
+        yield from fmt.read(path, threshold)
         return True
     if depth >= MAX_DEPTH:
         return False
