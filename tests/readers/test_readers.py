@@ -280,6 +280,11 @@ def test_bad_tb_input_is_named_and_the_rest_is_read(fresh):
     wrong_shape = run / "hello-world" / "hello-world.1-of-3" / "results.json"
     wrong_shape.write_text(json.dumps({"trial_name": "hello-world.1-of-3"}))
     (run / "run_metadata.json").unlink()
+    # The run-level record leaves these three out: their folders alone hold them (with it: the next test).
+    level = json.loads((run / "results.json").read_text())
+    broken = {"csv-report.1-of-3", "sat-hard.2-of-3", "hello-world.1-of-3"}
+    level["results"] = [r for r in level["results"] if r["trial_name"] not in broken]
+    (run / "results.json").write_text(json.dumps(level))
     batch = read_runs([fresh.tb_runs])
     problems = {p.path: p.message for p in batch.problems}
     assert problems[str(truncated)].startswith("truncated JSON")
@@ -288,6 +293,65 @@ def test_bad_tb_input_is_named_and_the_rest_is_read(fresh):
     assert problems[str(run)].startswith("no run_metadata.json")
     assert len(batch.trials) == 51
     assert {t.agent for t in batch.trials if t.job_name == run.name} == {"unknown"}
+
+
+def test_the_run_level_record_keeps_trials_whose_folder_is_broken_and_still_names_the_file(fresh):
+    """Issue 41: the run-level results.json is the record; a trial folder adds logs. A broken trial file is
+    named, and the trial is read from the run-level record, not lost."""
+    run = fresh.tb_runs / "2025-09-14__11-05-02"
+    truncated = run / "csv-report" / "csv-report.1-of-3" / "results.json"
+    truncated.write_text(truncated.read_text()[:120])
+    shutil.rmtree(run / "sat-hard")  # a task whose trial folders were never uploaded
+    batch = read_runs([fresh.tb_runs])
+    assert len(batch.trials) == 54
+    problems = {p.path: p for p in batch.problems}
+    assert problems[str(truncated)].message.startswith("truncated JSON")
+    assert not problems[str(truncated)].lost_trial
+    kept = [t for t in batch.trials if t.job_name == run.name and t.task_name == "sat-hard"]
+    assert len(kept) == 3 and {t.path for t in kept} == {str(run)} and all(t.steps == [] for t in kept)
+
+
+def test_a_lost_trial_is_counted_unreadable(fresh):
+    run = fresh.tb_runs / "2025-09-14__11-05-02"
+    (run / "results.json").write_text('{"results": [' * 5000)  # nested too deep: named, never a crash
+    wrong = run / "hello-world" / "hello-world.1-of-3" / "results.json"
+    wrong.write_text("[]")
+    batch = read_runs([fresh.tb_runs])
+    problems = {p.path: p for p in batch.problems}
+    assert "nest" in problems[str(run / "results.json")].message
+    assert problems[str(wrong)].lost_trial
+    assert len(batch.trials) == 53
+
+
+def test_agent_and_model_from_the_submission_folder_name(fresh, tmp_path):
+    """Leaderboard folders `<date>_<agent>_<model>`: the name fills what run_metadata.json leaves null, or
+    stands in for a missing one; two models of one agent are two groups; the trial says where each came from."""
+    sub = tmp_path / "subs"
+    for folder, model in (("20250923_droid_claude-4-1-opus", None), ("20250924_droid_gpt-5", None)):
+        run = sub / folder / "run1"
+        shutil.copytree(fresh.tb_runs / "2025-09-14__10-22-31", run)
+        meta = json.loads((run / "run_metadata.json").read_text())
+        (run / "run_metadata.json").write_text(json.dumps({**meta, "agent_name": "Factory Droid", "model_name": model}))
+    cursor = sub / "20250811_cursor-cli_claude-4-sonnet" / "run1"
+    shutil.copytree(fresh.tb_runs / "2025-09-14__10-22-31", cursor)
+    (cursor / "run_metadata.json").unlink()
+    batch = read_runs([sub])
+    assert batch.problems == []
+    assert {t.agent_model for t in batch.trials} == {
+        "Factory Droid/claude-4-1-opus",
+        "Factory Droid/gpt-5",
+        "cursor-cli/claude-4-sonnet",
+    }
+    sources = {(t.agent_model, t.agent_source, t.model_source) for t in batch.trials}
+    assert ("Factory Droid/gpt-5", "metadata", "folder-name") in sources
+    assert ("cursor-cli/claude-4-sonnet", "folder-name", "folder-name") in sources
+
+
+def test_a_copy_of_a_run_nested_in_another_is_read_once(fresh):
+    run = fresh.tb_runs / "2025-09-14__10-22-31"
+    before = len(read_runs([fresh.tb_runs]).trials)
+    shutil.copytree(run, run / run.name)
+    assert len(read_runs([fresh.tb_runs]).trials) == before
 
 
 def test_paths_that_hold_nothing_we_read(tmp_path):
