@@ -144,7 +144,8 @@ def _pass_rate(pool: dict[str, ImportedTrial]) -> float:
 
 def _quote(task: TaskTrials, tid: str, test: str) -> str:
     t = task.trials[tid]
-    return f"trial {t.trial_name} ({t.agent_model}) {test}: {_message(t, test)[:240]}"
+    said = " / ".join(ln.strip() for ln in _message(t, test).splitlines() if ln.strip())
+    return f"trial {t.trial_name} ({t.agent_model}) {test}: {said[:240]}"
 
 
 def test_fails_alone(task: TaskTrials) -> list[Finding]:

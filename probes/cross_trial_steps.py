@@ -158,7 +158,8 @@ def looked_at_tests(steps: list[TrajectoryStep]) -> list[Hit]:
         text = "\n".join(step.commands)
         read = READS_TESTS.search(text)
         if read and not re.search(r"<<|>", read.group(0)):  # `cat <<EOF > test_x.py` writes, it does not read
-            hits.append(Hit(step.step_id, f"read the tests: {read.group(0).strip()[:80]}"))
+            line = next((ln for ln in text.splitlines() if READS_TESTS.search(ln)), read.group(0)).strip()
+            hits.append(Hit(step.step_id, f"read the tests (`{line[:100]}`)"))
         elif RUNS_TESTS.search(text):
             hits.append(Hit(step.step_id, "ran the tests itself"))
     return hits

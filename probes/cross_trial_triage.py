@@ -102,6 +102,8 @@ def look_first(triages: list[dict]) -> list[dict]:
             continue
         top = fs[0]
         line = (top["evidence"][0] if top["evidence"] else top["message"]).splitlines()[0][:300]
+        if "sibling of" in (top.get("location") or ""):
+            line = f"as its sibling {top['location'].split('sibling of ', 1)[1].rstrip(')')}: {line}"
         out.append(
             {
                 "task": t["task"],

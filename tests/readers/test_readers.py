@@ -57,6 +57,46 @@ def test_harbor_job_reads_every_trial_with_identity(runs):
     assert c[("log-rotate", "codex", "infra", "agent-never-ran")] == 3
 
 
+def _null_model_job(src: Path, dest: Path, agent: str, model: str, *, trial_level: bool) -> None:
+    """A copy of one agent's trials of the fixture job with `model_info` null; the model named by the trial's
+    config (trial_level) or only by the job's config.json."""
+    dest.mkdir(parents=True)
+    for trial in sorted(p for p in src.iterdir() if p.is_dir()):
+        result = json.loads((trial / "result.json").read_text())
+        if result["agent_info"]["name"] != agent:
+            continue
+        copy = dest / trial.name
+        shutil.copytree(trial, copy)
+        result["agent_info"]["model_info"] = None
+        result["config"]["agent"]["model_name"] = model if trial_level else None
+        (copy / "result.json").write_text(json.dumps(result))
+        config = json.loads((copy / "config.json").read_text())
+        config["agent"]["model_name"] = model if trial_level else None
+        (copy / "config.json").write_text(json.dumps(config))
+    (dest / "config.json").write_text(
+        json.dumps({"job_name": dest.name, "agents": [{"name": agent, "model_name": model}]})
+    )
+
+
+def test_harbor_model_info_null_two_models_named_by_the_jobs_are_two_groups(runs, tmp_path):
+    """Issue 41: two jobs of one agent on two models, `model_info` null in every result.json: the configs name
+    the models (the trial's own, else the job's), so the trials make two groups, not one."""
+    jobs = tmp_path / "jobs"
+    _null_model_job(runs.harbor_job, jobs / "opus-run", "claude-code", "anthropic/claude-opus-4-1", trial_level=True)
+    _null_model_job(runs.harbor_job, jobs / "sonnet-run", "claude-code", "anthropic/claude-sonnet-4", trial_level=False)
+    batch = read_runs([jobs])
+    assert batch.problems == []
+    groups = Counter((t.agent_model, t.model_source) for t in batch.trials)
+    assert set(groups) == {
+        ("claude-code/anthropic/claude-opus-4-1", "config"),
+        ("claude-code/anthropic/claude-sonnet-4", "config"),
+    }
+    assert (
+        groups[("claude-code/anthropic/claude-opus-4-1", "config")]
+        == groups[("claude-code/anthropic/claude-sonnet-4", "config")]
+    )
+
+
 def test_harbor_tests_from_ctrf_use_the_trace_not_the_generic_message(runs):
     failed = [
         t for t in _one(read_runs([runs.harbor_job]).trials, "csv-report", "terminus-2", 3) if t.outcome == "fail"
