@@ -23,7 +23,7 @@ from envqa.core.imported_trials import as_trial_result, imported_trial_id, is_st
 from envqa.core.layout import RunLayout
 from envqa.core.models import TrialResult
 from envqa.core.readers import iter_runs
-from envqa.core.task_checksum import harbor_task_checksum
+from envqa.core.task_checksum import harbor_task_checksums
 from envqa.probes.cross_trial import per_test_table
 from envqa.probes.cross_trial_qa import version_task_trials
 
@@ -62,7 +62,7 @@ def _names(env, env_dir: str | None, snapshot: Path) -> set[str]:
 
 def _checksums(env_dir: str | None, snapshot: Path) -> set[str]:
     dirs = [snapshot] + ([Path(env_dir)] if env_dir and Path(env_dir).is_dir() else [])
-    return {c for c in (harbor_task_checksum(d) for d in dirs) if c}
+    return {c for d in dirs for c in harbor_task_checksums(d)}  # every Harbor version's algorithm
 
 
 def _stale(t: ImportedTrial, checksums: set[str]) -> bool:
