@@ -228,9 +228,10 @@ def _validate(path: Path, data: object) -> _TrialResults:
 
 def _build(trial_dir: Path, r: _TrialResults, meta: RunIdentity, *, from_folder: bool) -> ImportedTrial:
     verifier_text = _verifier_text(trial_dir) if from_folder else ""
-    session = _steps(trial_dir) if from_folder else []
+    log = _agent_log(trial_dir) if from_folder else ""
+    session = _steps(trial_dir, log) if from_folder else []
     outcome, infra_class = _classify(trial_dir, r, session, from_folder)
-    steps = (_transcript(trial_dir) if from_folder and infra_class is None else []) or session
+    steps = (transcript_steps(log) if infra_class is None else []) or session
     attempt = ATTEMPT.match(r.trial_name)
     return ImportedTrial(
         source_format="terminal-bench",
@@ -329,15 +330,16 @@ def _agent_phase(commands: list[str]) -> list[str]:
     return commands
 
 
-def _transcript(trial_dir: Path) -> list[TrajectoryStep]:
-    """An installed agent's own steps, from the transcript it printed into sessions/agent.log ([] if none)."""
+def _agent_log(trial_dir: Path) -> str:
+    """sessions/agent.log without terminal escapes, read once: the session's steps and an installed agent's own
+    transcript both come from it."""
     path = trial_dir / "sessions" / "agent.log"
     if not path.is_file():
-        return []
+        return ""
     try:
-        return transcript_steps(clean_terminal(read_text(path, head=LOG_HEAD)))
+        return clean_terminal(read_text(path, head=LOG_HEAD))
     except ReadError:
-        return []
+        return ""
 
 
 def _without_prompt(text: str) -> str:
@@ -346,16 +348,14 @@ def _without_prompt(text: str) -> str:
     return head if len(last) < 200 and last.rstrip().endswith(("#", "$", ">")) else text
 
 
-def _steps(trial_dir: Path) -> list[TrajectoryStep]:
-    """One step per command in commands.txt; its observation is what sessions/agent.log shows between that
-    command's echo and the next one's."""
+def _steps(trial_dir: Path, log: str) -> list[TrajectoryStep]:
+    """One step per command in commands.txt; its observation is what sessions/agent.log (`log`, cleaned) shows
+    between that command's echo and the next one's."""
     path = trial_dir / "commands.txt"
     if not path.is_file():
         return []
     try:
         commands = _agent_phase([c for c in map(_command, read_text(path, head=LOG_HEAD).splitlines()) if c])
-        log_path = trial_dir / "sessions" / "agent.log"
-        log = clean_terminal(read_text(log_path, head=LOG_HEAD)) if log_path.is_file() else ""
     except ReadError:
         return []
     positions, cursor = [], 0
