@@ -38,3 +38,33 @@ def test_unreadable_files_are_named_in_every_format_and_the_rest_is_read(tmp_pat
         for path in (deep, lost):
             assert str(path) in text, (name, path)
         assert "1 unreadable" in text, name
+
+
+def test_qa_run_trials_from_names_unreadable_files_in_its_text_report():
+    """`qa run --trials-from`: the sweep section of the text report names each file that could not be read."""
+    from envqa.app.report import print_sweep
+
+    model = {
+        "n": 3,
+        "pass_at_1": 0.33,
+        "ci_low": 0.06,
+        "ci_high": 0.79,
+        "pass_at_k": {"1": 0.33},
+        "infra": 0,
+        "band_decision": "inside",
+        "stop_reason": "imported",
+        "spend": {"tokens": 0, "cost_usd": 0.0, "priced": False},
+    }
+    problem = {"path": "/runs/r1/results.json", "message": "JSON nested deeper than 1000 levels", "lost_trial": True}
+    sweep = {
+        "models": {"claude-code/opus": model},
+        "overall": model,
+        "band": [0.1, 0.3],
+        "imported": {"problems": [problem]},
+    }
+    console = Console(record=True, width=300)
+    print_sweep(sweep, console)
+    text = console.export_text()
+    assert (
+        "could not read /runs/r1/results.json: JSON nested deeper than 1000 levels (trial counted unreadable)" in text
+    )
