@@ -510,3 +510,13 @@ values with one shared by a few is a hard task, not a second reading."""
 CROSS_TRIAL_MISSING_SHARE = 0.9
 """A path the verifier reports missing in at least this share of failed trials (with verifier output), across
 two agents and CROSS_TRIAL_MIN_AGENTS agent/models: the test looks for a file no agent wrote, a name the task never gave them."""
+CROSS_TRIAL_MISSING_MIN_FAILED = 8
+"""Failed trials with verifier output a missing-file finding needs at the least: fewer say nothing about "nearly
+every failure"."""
+COPIED_BLOCK_MIN_LINES = 3
+"""A copied expected block (a map, a table) has at least this many lines..."""
+COPIED_BLOCK_MIN_CHARS = 12
+"""...and this many visible characters: a one-word value is a literal, compared as one, not a block."""
+TRANSCRIPT_PROMPT_MAX = 16_000
+"""The tail of what an installed agent's log shows before its step 1 (its prompt, with the task's instruction),
+kept so that a value the agent was told is never taken for a copied one."""

@@ -12,6 +12,7 @@ import re
 from collections import defaultdict
 
 from envqa.core.defaults import CROSS_TRIAL_MIN_AGENTS, CROSS_TRIAL_MISSING_SHARE
+from envqa.core.defaults import CROSS_TRIAL_MISSING_MIN_FAILED as MIN_FAILED
 from envqa.core.imported import ImportedTrial
 from envqa.core.models import Outcome
 
@@ -19,7 +20,6 @@ MISSING = re.compile(
     r"(?:can't open file|No such file or directory|FileNotFoundError)[^\n]*?['\"]?(?P<a>/[\w./-]+\w)|"
     r"(?P<b>/[\w./-]+\w)['\"]?:? (?:\[Errno 2\] )?No such file or directory"
 )
-MIN_FAILED = 8  # failed trials with verifier output, at the least: fewer say nothing about "nearly every"
 
 
 def _missing_paths(text: str) -> set[str]:

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from envqa.core.defaults import COPIED_BLOCK_MIN_CHARS as MIN_BLOCK_CHARS
+from envqa.core.defaults import COPIED_BLOCK_MIN_LINES as MIN_BLOCK_LINES
 from envqa.core.imported import TrajectoryStep
 from envqa.core.parsers.shell import Command, parse_script
 from envqa.probes.cross_trial_text import literals
@@ -63,8 +65,6 @@ _FAILURE_LINE = re.compile(r"assert|expected|!=|==|mismatch|differ", re.I)
 _EXPECTED_HEAD = re.compile(r"\b(?:expected|ground[ _-]?truth|wanted|should be)\b[^:\n]{0,40}:\s*$", re.I)
 _GOT_HEAD = re.compile(r"^\s*(?:got|actual|but got|received)\b[^:\n]{0,40}:", re.I)
 _PYTEST_E = re.compile(r"^E\s{1,9}", re.M)
-MIN_BLOCK_LINES = 3  # a copied block: at least this many lines...
-MIN_BLOCK_CHARS = 12  # ...and this many visible characters (a one-word value is a literal, not a block)
 READS_TESTS = re.compile(
     r"(?:^|[\s;&|(])(?:cat|less|more|head|tail|sed -n|grep|nl|view|bat)\b[^\n|;&]*?"
     r"(?:/tests?/|tests?/|test_[\w.-]*\.py|conftest\.py|run-tests\.sh|test\.sh)"

@@ -13,15 +13,13 @@ from __future__ import annotations
 import re
 
 from envqa.core.defaults import MESSAGE_MAX, OBSERVATION_MAX
+from envqa.core.defaults import TRANSCRIPT_PROMPT_MAX as PROMPT_MAX
 from envqa.core.imported import TrajectoryStep
 
 STEP_HEADER = re.compile(r"^[\w.\-]+ \(step (?P<n>\d+)\b[^)\n]*\):[ \t]*$", re.MULTILINE)
 FENCED = re.compile(r"^```(?:bash|sh|shell)[ \t]*\n(?P<body>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 OUTPUT = re.compile(r"<output>\n?(?P<body>.*?)(?:</output>|\Z)", re.DOTALL)
 NOISE = re.compile(r"^.*(?:Waiting for the LM to respond|^\s*[⠀-⣿]).*\n?", re.MULTILINE)
-
-
-PROMPT_MAX = 16_000  # the tail of what precedes step 1: the task's instruction as the agent got it
 
 
 def _trim(text: str, limit: int) -> str:
