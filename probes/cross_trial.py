@@ -32,7 +32,7 @@ from envqa.core.defaults import (
 from envqa.core.imported import ImportedTrial
 from envqa.core.models import Finding, Label, Outcome, Severity
 from envqa.core.registry import REMEDIES
-from envqa.probes.cross_trial_missing import missing_file
+from envqa.probes.cross_trial_missing import verifier_wants_missing_file
 from envqa.probes.cross_trial_steps import copied_values, looked_at_tests, tampering
 from envqa.probes.cross_trial_text import Difference, at_threshold, difference, differently_worded, failure_subject
 
@@ -293,34 +293,6 @@ def _converging_without_value(task: TaskTrials, test: str, ids: list[str]) -> li
             [_quote(task, i, test) for i in same[:4]],
             same,
             f"{task.task}: {test}",
-        )
-    ]
-
-
-def verifier_wants_missing_file(task: TaskTrials) -> list[Finding]:
-    hit = missing_file(task.pool(), task.instruction)
-    if hit is None:
-        return []
-    path, ids, stated = hit
-    agents = sorted({task.trials[i].agent_model for i in ids})
-    known = (
-        "the instruction never names it"
-        if task.instruction and not stated
-        else "check that the instruction names it (run with --tasks to compare)"
-    )
-    return [
-        _finding(
-            "verifier-wants-missing-file",
-            Label.AMBIGUITY,
-            Severity.ERROR if task.instruction and not stated else Severity.WARNING,
-            f"the verifier reports {path} missing in {len(ids)} failed trials across {len(agents)} agents/models "
-            f"({', '.join(agents)}): the test looks for a file no agent wrote; {known}",
-            [
-                f"trial {task.trials[i].trial_name} ({task.trials[i].agent_model}): {path}: No such file"
-                for i in ids[:4]
-            ],
-            ids,
-            f"{task.task}: {path}",
         )
     ]
 
