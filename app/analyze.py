@@ -26,6 +26,7 @@ from envqa.core.readers import iter_runs
 from envqa.graphs.imported import keep_files
 from envqa.probes.cross_trial import TaskTrials
 from envqa.probes.cross_trial_report import dataset_exit, task_triage
+from envqa.probes.cross_trial_triage import look_first, sibling_shortcuts, worst_first
 
 log = structlog.get_logger(__name__)
 SCHEMA_VERSION = 1
@@ -42,6 +43,27 @@ def read_all(
         else:
             problems.append(item)
     return trials, problems
+
+
+def groups(trials: list[ImportedTrial]) -> list[dict]:
+    """Each agent/model group: its trials, and where its agent and model names came from (the output says it)."""
+    out: dict[str, dict] = {}
+    for t in trials:
+        g = out.setdefault(
+            t.agent_model,
+            {"group": t.agent_model, "trials": 0, "agent_from": t.agent_source, "model_from": t.model_source},
+        )
+        g["trials"] += 1
+    return sorted(out.values(), key=lambda g: g["group"])
+
+
+def never_ran(trials: list[ImportedTrial]) -> list[dict]:
+    """Agents that never ran (infra, out of every pass rate), by group: how many trials, and a few of them."""
+    out: dict[str, list[str]] = {}
+    for t in trials:
+        if t.infra_class == "agent-never-ran":
+            out.setdefault(t.agent_model, []).append(t.trial_name)
+    return [{"group": g, "trials": len(ns), "examples": ns[:3]} for g, ns in sorted(out.items())]
 
 
 def _task_context(task_dir: Path | None) -> tuple[str, set[str]]:
@@ -125,6 +147,8 @@ def analyze(
     trials, problems = read_all(paths, on_trial)
     matching = match_trials(trials, dataset_tasks(tasks) if tasks else None)
     triages = triage_matching(matching, config, count_stale)
+    sibling_shortcuts(triages)
+    triages = worst_first(triages)
     stored = store_imported(config, paths, matching, count_stale) if tasks and store else None
     exit_code = dataset_exit(triages) if triages else (2 if problems else 3)
     return {
@@ -132,7 +156,11 @@ def analyze(
         "paths": [str(p) for p in paths],
         "tasks_dir": [str(t) for t in tasks or []],
         "trials": len(trials),
+        "unreadable_trials": sum(p.lost_trial for p in problems),
         "band": [config.sweep.band_low, config.sweep.band_high],
+        "groups": groups(trials),
+        "never_ran": never_ran(trials),
+        "look_first": look_first(triages),
         "tasks": triages,
         "problems": [p.model_dump() for p in problems],
         "unmatched": matching.unmatched,

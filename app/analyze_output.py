@@ -33,8 +33,41 @@ def _alone_rows(t: dict) -> list[dict]:
 # --- text ------------------------------------------------------------------------------------------------
 
 
+def _look_first_lines(doc: dict) -> list[str]:
+    """One line per flagged task, worst first: severity, task, rule, the evidence line, the trials to open."""
+    out = []
+    for i, t in enumerate(doc.get("look_first", []), 1):
+        trials = ", ".join(t["trials"]) or "-"
+        out.append(f"{i}. [{t['severity']}] {t['task']}: {t['rule']}: {t['evidence']} (open: {trials})")
+    return out
+
+
+def _reading_lines(doc: dict) -> list[str]:
+    """What was read: trials, unreadable trials, groups and where their names came from, agents that never ran."""
+    lines = [
+        f"{doc['trials']} trials read, {doc.get('unreadable_trials', 0)} unreadable, {len(doc['problems'])} file(s) not read"
+    ]
+    for g in doc.get("groups", []):
+        source = (
+            f"agent from {g['agent_from'] or 'the record'}, model from {g['model_from'] or 'nowhere (none recorded)'}"
+        )
+        lines.append(f"group {g['group']}: {g['trials']} trials ({source})")
+    for n in doc.get("never_ran", []):
+        lines.append(
+            f"never ran (infra, out of pass rates): {n['group']} in {n['trials']} trial(s), e.g. {', '.join(n['examples'])}"
+        )
+    return lines
+
+
 def print_text(doc: dict, console: Console) -> None:
     lo, hi = doc["band"]
+    first = _look_first_lines(doc)
+    if first:
+        console.print("[bold]Look at these first[/]")
+        for line in first:
+            console.print(f"  {escape(line)}", soft_wrap=True, highlight=False)
+    for line in _reading_lines(doc):
+        console.print(escape(line), soft_wrap=True, highlight=False)
     summary = Table(
         title=f"qa analyze: {doc['trials']} trials, {len(doc['tasks'])} tasks, band {lo:g}-{hi:g}", box=box.SIMPLE_HEAD
     )
@@ -90,12 +123,12 @@ def _print_task(t: dict, console: Console) -> None:
 
 def markdown(doc: dict) -> str:
     lo, hi = doc["band"]
-    lines = [
-        f"### qa analyze: {doc['trials']} trials, {len(doc['tasks'])} tasks (band {lo:g}–{hi:g})",
-        "",
-        "| task | verdict | pooled pass@1 [95% CI] | findings |",
-        "|---|---|---|---|",
-    ]
+    lines = [f"### qa analyze: {doc['trials']} trials, {len(doc['tasks'])} tasks (band {lo:g}–{hi:g})", ""]
+    first = _look_first_lines(doc)
+    if first:
+        lines += ["**Look at these first**", ""] + [cell(line) for line in first] + [""]
+    lines += [f"- {cell(line)}" for line in _reading_lines(doc)] + [""]
+    lines += ["| task | verdict | pooled pass@1 [95% CI] | findings |", "|---|---|---|---|"]
     for t in doc["tasks"]:
         rules = ", ".join(f"`{f['rule']}` ({f['severity']})" for f in t["findings"]) or ""
         lines.append(

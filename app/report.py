@@ -241,3 +241,7 @@ def print_sweep(sweep: dict, console: Console) -> None:
     )
     if sweep.get("budget_stop"):
         console.print(f"[yellow]{escape(sweep['budget_stop'])}[/]")
+    imported = sweep.get("imported") or {}
+    for p in imported.get("problems") or []:  # --trials-from: every file that could not be read, by name
+        lost = " (trial counted unreadable)" if p.get("lost_trial") else ""
+        console.print(f"[yellow]could not read[/] {escape(p['path'])}: {escape(p['message'])}{lost}", soft_wrap=True)

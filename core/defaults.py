@@ -492,3 +492,31 @@ ANALYZE_BUDGET = 60_000
 
 DATASET_EVIDENCE_CHARS = 4000
 """Per finding in a dataset report: the task's own report has the rest."""
+
+# Cross-trial calibration (issue 41), measured on the labelled leaderboard runs (tb1-labels.csv).
+CROSS_TRIAL_MIN_AGENTS = 3
+"""A test failing alone counts only across this many different agents (by name: one agent on three models is one
+reading of the instruction, not three); the hand-built rule tests use exactly three."""
+CROSS_TRIAL_NEAR_CEILING = 0.8
+"""Pooled pass@1 at or above this: the few failures of a task nearly everyone passes say little about the task."""
+CROSS_TRIAL_ALONE_SHARE = 0.9
+"""Without converging values, a test must account for this share of the failed trials to be a warning: a hard
+task's core test also fails alone often, but rarely in nine of ten failures (labelled runs: 0.61 to 0.69)."""
+CROSS_TRIAL_MIN_CONVERGING = 3
+"""Converging wrong answers need at least this many failed trials ending with the same value."""
+CROSS_TRIAL_CONVERGING_SHARE = 0.5
+"""...and that value must be what most failed trials of the test that state a value end with: many different wrong
+values with one shared by a few is a hard task, not a second reading."""
+CROSS_TRIAL_MISSING_SHARE = 0.9
+"""A path the verifier reports missing in at least this share of failed trials (with verifier output), across
+two agents and CROSS_TRIAL_MIN_AGENTS agent/models: the test looks for a file no agent wrote, a name the task never gave them."""
+CROSS_TRIAL_MISSING_MIN_FAILED = 8
+"""Failed trials with verifier output a missing-file finding needs at the least: fewer say nothing about "nearly
+every failure"."""
+COPIED_BLOCK_MIN_LINES = 3
+"""A copied expected block (a map, a table) has at least this many lines..."""
+COPIED_BLOCK_MIN_CHARS = 12
+"""...and this many visible characters: a one-word value is a literal, compared as one, not a block."""
+TRANSCRIPT_PROMPT_MAX = 16_000
+"""The tail of what an installed agent's log shows before its step 1 (its prompt, with the task's instruction),
+kept so that a value the agent was told is never taken for a copied one."""

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from envqa.core.imported import ImportedTrial
 from envqa.core.imported_trials import is_stale
-from envqa.core.task_checksum import harbor_task_checksum
+from envqa.core.task_checksum import harbor_task_checksums
 
 TASK_FILES = ("task.toml", "task.yaml", "task.yml")
 
@@ -76,7 +76,7 @@ def match_trials(trials: list[ImportedTrial], tasks: dict[str, Path] | None) -> 
     """Group trials by task. With `tasks` (alias -> folder), by the folder each name answers to, with stale
     trials apart; without, by the trials' own task names (nothing to compare a checksum with)."""
     out = Matching()
-    checksums: dict[Path, str | None] = {}
+    checksums: dict[Path, set[str]] = {}
     for t in trials:
         if tasks is None:
             out.tasks.setdefault(t.task_name, TaskMatch(task_dir=None)).current.append(t)
@@ -85,10 +85,10 @@ def match_trials(trials: list[ImportedTrial], tasks: dict[str, Path] | None) -> 
         if task_dir is None:
             out.unmatched[t.task_name] = out.unmatched.get(t.task_name, 0) + 1
             continue
-        if task_dir not in checksums:
-            checksums[task_dir] = harbor_task_checksum(task_dir) if t.task_checksum else None
-        elif checksums[task_dir] is None and t.task_checksum:
-            checksums[task_dir] = harbor_task_checksum(task_dir)
+        if t.task_checksum and task_dir not in checksums:
+            checksums[task_dir] = harbor_task_checksums(task_dir)  # under every Harbor version's algorithm
         match = out.tasks.setdefault(task_dir.name, TaskMatch(task_dir=task_dir))
-        (match.stale if is_stale(t, checksums[task_dir]) else match.current).append(t)
+        known = checksums.get(task_dir) or set()
+        stale = bool(known) and all(is_stale(t, c) for c in known)
+        (match.stale if stale else match.current).append(t)
     return out

@@ -51,6 +51,8 @@ class ImportedTrial(BaseModel):
     task_checksum: str | None = None  # Harbor's task checksum, when recorded
     agent: str  # the agent's name (e.g. "claude-code", "terminus-2", "oracle")
     model: str | None = None  # the model it ran on, e.g. "anthropic/claude-opus-4-1"
+    agent_source: str | None = None  # where `agent` came from: "metadata" | "folder-name" | None (the record)
+    model_source: str | None = None  # where `model` came from: "metadata" | "config" | "folder-name" | None
     attempt: int | None = None  # k of a -k/--n-attempts run, when the source says
     outcome: Outcome  # pass / fail / infra (infra never counts in a pass rate)
     reward: float | None = None
@@ -76,6 +78,7 @@ class ImportProblem(BaseModel):
 
     path: str
     message: str  # e.g. "truncated JSON at line 3", "unknown schema version 9.0", "no result.json"
+    lost_trial: bool = False  # a trial's own record was unreadable and nothing else holds it: counted unreadable
 
 
 class ImportBatch(BaseModel):

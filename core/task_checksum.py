@@ -1,5 +1,13 @@
-"""Harbor's task checksum, computed the way Harbor 0.26 computes it, so an imported trial's recorded checksum
-can be held against the task on disk (issue 33: trials of another version are kept, not counted).
+"""Harbor's task checksum, computed the way each Harbor version computes it, so an imported trial's recorded
+checksum can be held against the task on disk (issue 33: trials of another version are kept, not counted).
+
+The algorithm changed between versions (read from the published wheels, issue 41):
+  - Harbor 0.6.x (`harbor/models/task/task.py` 0.6.6): `dirhash(task_dir, "sha256")`, every file, no filter
+    (`.harborignore` files are hashed like any other, nothing is left out): `ALGORITHM_ALL_FILES`.
+  - Harbor 0.26 (`task.py` + `task/file_filter.py` TaskFileFilter): `dirhash_impl` with a filter that drops
+    every `.harborignore` file and what they ignore inside tests/ and solution/: `ALGORITHM_FILTERED`.
+A trial whose checksum matches the task under any known algorithm ran this task (the versions between were not
+all read: matching any is the comparison of the files themselves, not a guess about the version).
 
 Harbor's `Task.checksum` (harbor/models/task/task.py) is `dirhash_impl(task_dir, "sha256", filter)` from the
 `dirhash` package with its default protocol: a file's hash is the sha256 of its bytes; a directory's is the
@@ -17,6 +25,8 @@ import hashlib
 from pathlib import Path
 
 IGNORE_FILE = ".harborignore"
+ALGORITHM_ALL_FILES = "harbor-0.6"
+ALGORITHM_FILTERED = "harbor-0.26"
 SCOPES = ("tests", "solution")
 
 
@@ -45,12 +55,15 @@ def _patterns(root: Path) -> dict[str, list[str]]:
     return out
 
 
-def _dir_hash(path: Path, root: Path, patterns: dict[str, list[str]]) -> str | None:
+def _dir_hash(path: Path, root: Path, patterns: dict[str, list[str]] | None) -> str | None:
+    """dirhash's default protocol; `patterns` None: no filter at all (Harbor 0.6)."""
     descriptors = []
     for entry in sorted(path.iterdir()):
         rel = entry.relative_to(root).as_posix()
         scope = rel.split("/", 1)[0]
-        if scope in patterns and "/" in rel and _ignored(rel.split("/", 1)[1], patterns[scope]):
+        if patterns is not None and entry.name == IGNORE_FILE:
+            continue  # TaskFileFilter._matches: an ignore file is never part of the checksum
+        if patterns and scope in patterns and "/" in rel and _ignored(rel.split("/", 1)[1], patterns[scope]):
             continue
         if entry.is_dir():
             sub = _dir_hash(entry, root, patterns)
@@ -63,11 +76,17 @@ def _dir_hash(path: Path, root: Path, patterns: dict[str, list[str]]) -> str | N
     return hashlib.sha256("\000\000".join(sorted(descriptors)).encode("utf-8")).hexdigest()
 
 
-def harbor_task_checksum(task_dir: str | Path) -> str | None:
+def harbor_task_checksum(task_dir: str | Path, algorithm: str = ALGORITHM_FILTERED) -> str | None:
     """The checksum Harbor records as `task_checksum` for this directory; None when it cannot say (an empty
     directory, negated ignore patterns)."""
     root = Path(task_dir).resolve()
     try:
-        return _dir_hash(root, root, _patterns(root))
+        return _dir_hash(root, root, None if algorithm == ALGORITHM_ALL_FILES else _patterns(root))
     except (OSError, ValueError):
         return None
+
+
+def harbor_task_checksums(task_dir: str | Path) -> set[str]:
+    """The task's checksum under every known Harbor algorithm (a recorded checksum matching any ran this task)."""
+    found = {harbor_task_checksum(task_dir, a) for a in (ALGORITHM_FILTERED, ALGORITHM_ALL_FILES)}
+    return {c for c in found if c}

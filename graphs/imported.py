@@ -18,13 +18,13 @@ import structlog
 
 from envqa.agents.imported_trace import write_imported_trace
 from envqa.core.import_match import task_aliases
-from envqa.core.imported import ImportedTrial, ImportProblem
+from envqa.core.imported import ImportBatch, ImportedTrial, ImportProblem
 from envqa.core.imported_trials import as_trial_result, imported_trial_id, is_stale, write_sidecar
 from envqa.core.layout import RunLayout
 from envqa.core.models import TrialResult
-from envqa.core.readers import read_runs
+from envqa.core.readers import iter_runs
 from envqa.core.run_deps import RunDeps
-from envqa.core.task_checksum import harbor_task_checksum
+from envqa.core.task_checksum import harbor_task_checksums
 from envqa.probes.cross_trial import per_test_table
 from envqa.probes.cross_trial_qa import version_task_trials
 
@@ -63,11 +63,27 @@ def _names(env, env_dir: str | None, snapshot: Path) -> set[str]:
 
 def _checksums(env_dir: str | None, snapshot: Path) -> set[str]:
     dirs = [snapshot] + ([Path(env_dir)] if env_dir and Path(env_dir).is_dir() else [])
-    return {c for c in (harbor_task_checksum(d) for d in dirs) if c}
+    return {c for d in dirs for c in harbor_task_checksums(d)}  # every Harbor version's algorithm
 
 
 def _stale(t: ImportedTrial, checksums: set[str]) -> bool:
     return bool(t.task_checksum) and bool(checksums) and all(is_stale(t, c) for c in checksums)
+
+
+PROGRESS_EVERY = 1000  # trials between two progress log lines on a large import
+
+
+def _read_with_progress(paths: list[str]) -> ImportBatch:
+    """read_runs, with a log line every PROGRESS_EVERY trials (a large import shows it is moving)."""
+    batch = ImportBatch()
+    for item in iter_runs(paths):
+        if isinstance(item, ImportedTrial):
+            batch.trials.append(item)
+            if len(batch.trials) % PROGRESS_EVERY == 0:
+                log.info("sweep.importing", trials=len(batch.trials), problems=len(batch.problems))
+        else:
+            batch.problems.append(item)
+    return batch
 
 
 def import_trials(deps: RunDeps, run_id: str, env, env_dir: str | None) -> ImportedSweep:
@@ -76,7 +92,7 @@ def import_trials(deps: RunDeps, run_id: str, env, env_dir: str | None) -> Impor
     out = ImportedSweep()
     if not sw.trials_from:
         return out
-    batch = read_runs(sw.trials_from)
+    batch = _read_with_progress(sw.trials_from)
     out.problems = batch.problems
     snapshot = deps.versions.path(env.version)
     names = _names(env, env_dir, snapshot)

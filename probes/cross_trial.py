@@ -22,11 +22,19 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from envqa.core.defaults import (
+    CROSS_TRIAL_ALONE_SHARE,
+    CROSS_TRIAL_CONVERGING_SHARE,
+    CROSS_TRIAL_MIN_AGENTS,
+    CROSS_TRIAL_MIN_CONVERGING,
+    CROSS_TRIAL_NEAR_CEILING,
+)
 from envqa.core.imported import ImportedTrial
 from envqa.core.models import Finding, Label, Outcome, Severity
 from envqa.core.registry import REMEDIES
-from envqa.probes.cross_trial_steps import copied_values, tampering
-from envqa.probes.cross_trial_text import Difference, difference, differently_worded
+from envqa.probes.cross_trial_missing import verifier_wants_missing_file
+from envqa.probes.cross_trial_steps import copied_values, looked_at_tests, tampering
+from envqa.probes.cross_trial_text import Difference, at_threshold, difference, differently_worded, failure_subject
 
 EMPTY_AGENTS = frozenset({"nop"})  # an agent that does nothing: what it fails is the task's fail-to-pass set
 NOT_POOL = EMPTY_AGENTS | {"oracle"}  # the reference solution and the empty agent are not in the pool
@@ -103,23 +111,41 @@ def _informative(d: Difference, message: str) -> bool:
 
 
 def _converging(task: TaskTrials, test: str, ids: list[str]) -> tuple[Difference, list[str]] | None:
-    """The wrong value most trials of `ids` end with on `test`, when two different models share it."""
+    """The wrong value most trials of `ids` end with on `test`, when independent agents and models share it
+    (CROSS_TRIAL_MIN_CONVERGING trials, two agents, two models) and it is what most of the failures that state
+    a value end with: the same wrong value is a second reading of the spec; many different ones, a hard task."""
     by_key: dict[str, list[str]] = defaultdict(list)
     diffs: dict[str, Difference] = {}
     for tid in ids:
         d = difference(_message(task.trials[tid], test))
         if d is not None and _informative(d, _message(task.trials[tid], test)):
-            by_key[d.key].append(tid)
-            diffs[d.key] = d
+            by_key[d.got].append(tid)  # the wrong value, whatever the run's expected value (it may vary by run)
+            diffs.setdefault(d.got, d)
     best = max(by_key, key=lambda k: (len({model_of(task.trials[i]) for i in by_key[k]}), len(by_key[k])), default=None)
-    if best is None or len({model_of(task.trials[i]) for i in by_key[best]}) < 2:
+    if best is None or not _independent(task, by_key[best]):
+        return None
+    if len(by_key[best]) < CROSS_TRIAL_CONVERGING_SHARE * sum(len(v) for v in by_key.values()):
         return None
     return diffs[best], by_key[best]
 
 
+def _independent(task: TaskTrials, ids: list[str]) -> bool:
+    trials = [task.trials[i] for i in ids]
+    return (
+        len(trials) >= CROSS_TRIAL_MIN_CONVERGING
+        and len({model_of(t) for t in trials}) >= 2
+        and len({t.agent for t in trials}) >= 2
+    )
+
+
+def _pass_rate(pool: dict[str, ImportedTrial]) -> float:
+    return sum(t.outcome == Outcome.PASS for t in pool.values()) / len(pool) if pool else 0.0
+
+
 def _quote(task: TaskTrials, tid: str, test: str) -> str:
     t = task.trials[tid]
-    return f"trial {t.trial_name} ({t.agent_model}) {test}: {_message(t, test)[:240]}"
+    said = " / ".join(ln.strip() for ln in _message(t, test).splitlines() if ln.strip())
+    return f"trial {t.trial_name} ({t.agent_model}) {test}: {said[:240]}"
 
 
 def test_fails_alone(task: TaskTrials) -> list[Finding]:
@@ -134,9 +160,16 @@ def test_fails_alone(task: TaskTrials) -> list[Finding]:
         if test is not None:
             alone[test].append(tid)
     out = []
+    if _pass_rate(pool) >= CROSS_TRIAL_NEAR_CEILING:
+        return []
     for test, ids in sorted(alone.items()):
         agents = {pool[i].agent_model for i in ids}
-        if len(ids) < MIN_ALONE or len(agents) < 2 or len(ids) * 2 <= len(failed) or _fail_to_pass(task, test):
+        if (
+            len(ids) < MIN_ALONE
+            or len({pool[i].agent for i in ids}) < CROSS_TRIAL_MIN_AGENTS
+            or len(ids) * 2 <= len(failed)
+            or _fail_to_pass(task, test)
+        ):
             continue
         evidence = [_quote(task, i, test) for i in ids[:4]]
         converging = _converging(task, test, ids)
@@ -153,6 +186,8 @@ def test_fails_alone(task: TaskTrials) -> list[Finding]:
             why.append(f"{len(converging[1])} trials end with the same wrong value {converging[0].got}")
         if worded:
             why.append(f"the test expects a literal the instruction words as {worded!r}")
+        if not why and len(ids) < CROSS_TRIAL_ALONE_SHARE * len(failed):
+            continue  # a hard task's core test: most, not nearly all, failures
         severity = Severity.ERROR if why else Severity.WARNING
         tail = (
             ("; " + "; ".join(why))
@@ -188,6 +223,7 @@ def converging_wrong_answers(task: TaskTrials) -> list[Finding]:
     for test, ids in sorted(by_test.items()):
         converging = _converging(task, test, ids)
         if converging is None:
+            out += _converging_without_value(task, test, ids)
             continue
         diff, same = converging
         models = sorted({model_of(pool[i]) for i in same})
@@ -207,10 +243,65 @@ def converging_wrong_answers(task: TaskTrials) -> list[Finding]:
     return out
 
 
+def _who(t: ImportedTrial, hits: list) -> str:
+    """ "agent" when the agent's own steps did it; "harness" when only steps the harness typed did (a framework
+    that uploads tests or solutions: a harness problem, kept apart from the agent's own reward hacking)."""
+    by_id = {s.step_id: s.source for s in t.steps}
+    return "agent" if any(by_id.get(h.step_id, "agent") == "agent" for h in hits) else "harness"
+
+
+def _story(t: ImportedTrial, hits: list) -> str:
+    """The steps in order: what it read and ran of the tests before, then what it wrote (one line to read)."""
+    last = max(h.step_id for h in hits)
+    context = [h for h in looked_at_tests(t.steps) if h.step_id <= last]
+    seen: set[tuple[int, str]] = set()
+    parts = []
+    for h in sorted(context + hits, key=lambda h: h.step_id):
+        if (h.step_id, h.what) not in seen:
+            seen.add((h.step_id, h.what))
+            parts.append(f"step {h.step_id}: {h.what}")
+    return "; ".join(parts[:8])
+
+
+def _converging_without_value(task: TaskTrials, test: str, ids: list[str]) -> list[Finding]:
+    """Failures that converge without an `a == b`: a score landing exactly on the test's bound (`assert 6 > 6`: a
+    threshold the agents could not see), or one check about one named file ("x.json has been changed"). A
+    warning: the text shows where the agents meet, not yet that the instruction reads otherwise."""
+    keyed: dict[str, list[str]] = defaultdict(list)
+    for tid in ids:
+        message = _message(task.trials[tid], test)
+        bound = at_threshold(message)
+        subject = None if bound else failure_subject(message)
+        if bound:
+            keyed[f"a score exactly at the bound {bound}"].append(tid)
+        elif subject:
+            keyed[f"the same check: {subject}"].append(tid)
+    best = max(keyed, key=lambda k: len(keyed[k]), default=None)
+    if best is None or not _independent(task, keyed[best]):
+        return []
+    if not best.startswith("a score") and len(keyed[best]) * 2 < len(ids):  # landing on a bound is never chance
+        return []
+    same = keyed[best]
+    models = sorted({model_of(task.trials[i]) for i in same})
+    return [
+        _finding(
+            "converging-wrong-answers",
+            Label.AMBIGUITY,
+            Severity.WARNING,
+            f"{test}: {len(same)} of {len(ids)} failed trials, of {len(models)} models ({', '.join(models)}), end at "
+            f"{best}: review whether the instruction states what the test holds them to",
+            [_quote(task, i, test) for i in same[:4]],
+            same,
+            f"{task.task}: {test}",
+        )
+    ]
+
+
 def verifier_shortcuts(task: TaskTrials) -> list[Finding]:
-    """One finding per rule and task, citing every passing trial whose trajectory did it (and its steps): a
-    report shows one card per rule of a version, and a person reads the trials side by side."""
-    hits_by_rule: dict[str, list[tuple[str, ImportedTrial, list]]] = defaultdict(list)
+    """One finding per rule, who did it (agent or harness) and task, citing every passing trial whose trajectory
+    did it and its steps: a report shows one card per rule of a version, and a person reads the trials side by
+    side. The evidence line of a trial tells its steps in order (read the tests, ran them, wrote the value)."""
+    hits_by_rule: dict[tuple[str, str], list[tuple[str, ImportedTrial, list]]] = defaultdict(list)
     for tid, t in sorted(task.pool().items()):
         if t.outcome != Outcome.PASS or not t.steps:
             continue
@@ -219,20 +310,21 @@ def verifier_shortcuts(task: TaskTrials) -> list[Finding]:
             ("copied-verifier-values", copied_values(t.steps, task.instruction)),
         ):
             if hits:
-                hits_by_rule[rule].append((tid, t, hits))
+                hits_by_rule[(rule, _who(t, hits))].append((tid, t, hits))
     out = []
-    for rule, cases in hits_by_rule.items():
+    for (rule, who), cases in hits_by_rule.items():
         first_tid, first, hits = cases[0]
         steps = ", ".join(str(h.step_id) for h in hits[:6])
         more = f"; {len(cases) - 1} more passing trial(s) did the same" if len(cases) > 1 else ""
+        by = "" if who == "agent" else " (steps the harness typed, not the agent: a harness problem)"
         out.append(
             _finding(
                 rule,
                 Label.SHORTCUT,
                 Severity.CRITICAL,
                 f"trial {first.trial_name} ({first.agent_model}) passed, and its trajectory "
-                f"{hits[0].what} (steps {steps}){more}",
-                [f"trial {t.trial_name} step {h.step_id}: {h.what}" for _, t, hs in cases for h in hs][:12],
+                f"{hits[0].what} (steps {steps}){by}{more}",
+                [f"trial {t.trial_name} {_story(t, hs)} ({t.agent_model})" for _, t, hs in cases][:12],
                 [tid for tid, _, _ in cases],
                 f"{first.path} steps {steps}",
             )
@@ -283,7 +375,14 @@ def agent_never_ran(task: TaskTrials) -> list[Finding]:
     ]
 
 
-RULES = (test_fails_alone, converging_wrong_answers, verifier_shortcuts, outlier_pass, agent_never_ran)
+RULES = (
+    test_fails_alone,
+    converging_wrong_answers,
+    verifier_wants_missing_file,
+    verifier_shortcuts,
+    outlier_pass,
+    agent_never_ran,
+)
 
 
 def cross_trial_findings(task: TaskTrials) -> list[Finding]:

@@ -47,7 +47,34 @@ class Difference:
 
 def _clean(value: str) -> str:
     value = value.strip().rstrip(".,;")
+    if value.startswith("(") and value.count("(") > value.count(")"):  # pytest's `assert ('' == 'x'` wrapper
+        value = value[1:].strip()
+    if value.endswith(")") and value.count(")") > value.count("("):
+        value = value[:-1].strip()
     return re.sub(r"\s+", " ", value)[:200]
+
+
+_THRESHOLD = re.compile(r"assert\s+(?P<got>-?\d+(?:\.\d+)?)\s*(?P<op>>=|<=|>|<)\s*(?P<want>-?\d+(?:\.\d+)?)\s*$", re.M)
+
+
+def at_threshold(message: str) -> str | None:
+    """`assert 6 > 6`: a score that failed by landing exactly on the bound; the bound, else None."""
+    m = _THRESHOLD.search(message or "")
+    if m and float(m.group("got")) == float(m.group("want")):
+        return m.group("want")
+    return None
+
+
+_PATHLIKE = re.compile(r"(?:/|\b[\w.-]+/)[\w./-]*\w\.\w+|/[\w.-]+(?:/[\w.-]+)+")
+
+
+def failure_subject(message: str) -> str | None:
+    """The check and the object of a failure that states no value ("File x/y.json has been changed"): its
+    first line with the path kept; None when the line names no path (`assert False` says nothing shared)."""
+    first = next((ln.strip() for ln in (message or "").splitlines() if ln.strip()), "")
+    if not _PATHLIKE.search(first):
+        return None
+    return re.sub(r"\b0x[0-9a-f]+\b|\d{5,}", "…", first)[:200]
 
 
 def difference(message: str) -> Difference | None:

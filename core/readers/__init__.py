@@ -48,7 +48,19 @@ def iter_runs(
     *,
     pass_threshold: float = 1.0,
 ) -> Iterator[ImportedTrial | ImportProblem]:
-    """Each path may be a Harbor trial, job or folder of jobs; a tb run, tb trial or folder of runs."""
+    """Each path may be a Harbor trial, job or folder of jobs; a tb run, tb trial or folder of runs. A trial
+    read twice (a copy of a run nested in another, a path given twice) is yielded once."""
+    seen: set[tuple[str, ...]] = set()
+    for item in _iter_paths(paths, pass_threshold):
+        if isinstance(item, ImportedTrial):
+            key = (item.source_format, item.agent_model, item.job_name, item.task_name, item.trial_name)
+            if key in seen:
+                continue
+            seen.add(key)
+        yield item
+
+
+def _iter_paths(paths: Iterable[Path | str], pass_threshold: float) -> Iterator[ImportedTrial | ImportProblem]:
     for raw in paths:
         path = Path(raw)
         if not path.exists():

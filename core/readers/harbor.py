@@ -132,10 +132,20 @@ class _Step(_Loose):
     exception_info: _Exception | None = None
 
 
+class _ConfigAgent(_Loose):
+    name: str | None = None
+    model_name: str | None = None
+
+
+class _TrialConfig(_Loose):
+    agent: _ConfigAgent | None = None
+
+
 class _TrialResult(_Loose):
     """The fields of Harbor's TrialResult this reader uses (the rest is ignored)."""
 
     schema_version: int = 1
+    config: _TrialConfig | None = None
     task_name: str
     trial_name: str
     task_checksum: str | None = None
@@ -226,6 +236,7 @@ def _build(
         steps = trajectory(trial_dir / "agent" / "trajectory.json", problems, None)
         tests = verifier_tests(trial_dir / "verifier", problems)
         verifier_output = stdout_tail(trial_dir / "verifier")
+    model_id, model_source = (_model_id(model), "metadata") if model is not None else _configured_model(trial_dir, r)
     reward, rewards = _reward(trial_dir, r, problems)
     outcome, infra_class = _classify(trial_dir, r, reward, steps, threshold)
     exc = r.exception_info
@@ -237,7 +248,8 @@ def _build(
         task_name=r.task_name,
         task_checksum=r.task_checksum,
         agent=r.agent_info.name,
-        model=_model_id(model),
+        model=model_id,
+        model_source=model_source,
         outcome=outcome,
         reward=reward,
         rewards=rewards,
@@ -251,6 +263,42 @@ def _build(
         started_at=r.started_at,
         finished_at=r.finished_at,
     )
+
+
+def _configured_model(trial_dir: Path, r: _TrialResult) -> tuple[str | None, str | None]:
+    """The model the trial was configured with, when `agent_info.model_info` is null (an agent that does not
+    report it): the TrialConfig inside result.json, the trial's config.json, else the job's config.json when it
+    names one model for this agent. Two jobs of one agent on two models stay two groups."""
+    if r.config and r.config.agent and r.config.agent.model_name:
+        return r.config.agent.model_name, "config"
+    for path, pick in (
+        (trial_dir / "config.json", _trial_config_model),
+        (trial_dir.parent / "config.json", _job_model),
+    ):
+        if not path.is_file():
+            continue
+        try:
+            found = pick(load_object(path), r.agent_info.name)
+        except ReadError:
+            continue
+        if found:
+            return found, "config"
+    return None, None
+
+
+def _trial_config_model(data: dict, _agent: str) -> str | None:
+    agent = data.get("agent")
+    model = agent.get("model_name") if isinstance(agent, dict) else None
+    return model if isinstance(model, str) and model else None
+
+
+def _job_model(data: dict, agent: str) -> str | None:
+    agents = data.get("agents")
+    if not isinstance(agents, list):
+        return None
+    models = {a.get("model_name") for a in agents if isinstance(a, dict) and a.get("name") in (agent, None)}
+    models.discard(None)
+    return next(iter(models)) if len(models) == 1 and isinstance(next(iter(models)), str) else None
 
 
 def _model_id(model: _ModelInfo | None) -> str | None:

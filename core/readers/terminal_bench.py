@@ -43,6 +43,8 @@ from envqa.core.readers.common import (
     tail,
     trim,
 )
+from envqa.core.readers.tb_identity import RunIdentity, identity
+from envqa.core.readers.transcripts import transcript_steps
 
 ATTEMPT = re.compile(r"^(?P<task>.+)\.(?P<k>\d+)-of-(?P<n>\d+)(?:\.(?P<run>.+))?$")
 TB_STATUS: dict[str, TestStatus] = {"passed": "passed", "failed": "failed"}  # parsers/base_parser.py UnitTestStatus
@@ -53,17 +55,14 @@ INFRA_MODES = {
 }
 TMUX_KEY = re.compile(r"^(?:[CM]-\S|Enter|Escape|Tab|BSpace|Up|Down|Left|Right)$")  # a key alone, e.g. 'C-c'
 TMUX_KEYS = {"Enter", "C-m", "C-j", "KPEnter"}
+TESTS_CAST = re.compile(r"/logs/tests\.cast\b")  # tb records the tests session apart...
+TESTS_START = re.compile(r"^bash\s+/tests/run-tests\.sh\b")  # ...or types the test run into the agent's pane
+TEST_FILE_PREFIX = re.compile(r"^[^:]*\.py::")
 SHORT_SESSION = 5  # commands: an installed agent types setup + its launch command; more means it ran
 
 
 class _Loose(BaseModel):
     model_config = ConfigDict(extra="ignore")
-
-
-class _Metadata(_Loose):
-    run_id: str = ""
-    agent_name: str = "unknown"
-    model_name: str | None = None
 
 
 class _TrialResults(_Loose):
@@ -99,21 +98,89 @@ def _trial_dirs(run_dir: Path) -> Iterator[Path]:
 
 
 def iter_run(run_dir: Path) -> Iterator[ImportedTrial | ImportProblem]:
-    """Every trial of a run folder; with no trial folders, the run-level results.json's trials."""
+    """Every trial of a run: the run-level results.json is the record (it holds every trial, also those whose
+    folder was not uploaded); a trial folder adds its logs. A trial folder the run-level file does not list is
+    read on its own; runs nested inside the run folder are read too (a copy of a run is dropped later, by
+    `read_runs`)."""
     meta, problem = _metadata(run_dir)
     if problem:
         yield problem
-    found = False
+    folders = _folder_records(run_dir)
+    entries, problem = _run_level_entries(run_dir)
+    if problem:
+        yield problem
+    for where, entry in entries:
+        try:
+            record = _validate(run_dir / "results.json", entry)
+        except ReadError as e:
+            yield ImportProblem(path=str(e.path), message=f"{where}: {e.message}", lost_trial=True)
+            continue
+        folder = folders.pop(record.trial_name, None)
+        if folder is None:
+            yield _build(run_dir, record, meta, from_folder=False)
+            continue
+        trial_dir, own, error = folder
+        if error is not None:  # the run-level record stands in; the unreadable file is still named
+            yield ImportProblem(path=str(error.path), message=f"{error.message} (the run-level record was used)")
+        yield _build(trial_dir, own or record, meta, from_folder=True)
+    for trial_dir, own, error in folders.values():
+        if own is not None:
+            yield _build(trial_dir, own, meta, from_folder=True)
+        elif error is not None:
+            yield ImportProblem(path=str(error.path), message=error.message, lost_trial=True)
+    for child in _nested_runs(run_dir):
+        yield from iter_run(child)
+
+
+def _nested_runs(run_dir: Path) -> list[Path]:
+    return [p for p in sorted(run_dir.iterdir()) if p.is_dir() and (p / "run_metadata.json").is_file()]
+
+
+_FolderRecord = tuple[Path, "_TrialResults | None", "ReadError | None"]
+
+
+def _folder_records(run_dir: Path) -> dict[str, _FolderRecord]:
+    """Each trial folder by its trial name, with its own results.json (or why that could not be read)."""
+    out: dict[str, _FolderRecord] = {}
     for trial_dir in _trial_dirs(run_dir):
-        found = True
-        yield from read_trial(trial_dir, meta)
-    if not found:
-        yield from _run_level_only(run_dir, meta)
+        path = trial_dir / "results.json"
+        if not path.is_file():
+            missing = ReadError(
+                trial_dir, "no results.json (the trial did not finish, or the folder was copied in part)"
+            )
+            out[trial_dir.name] = (trial_dir, None, missing)
+            continue
+        try:
+            record = _validate(path, load_object(path))
+            out[record.trial_name] = (trial_dir, record, None)
+        except ReadError as e:
+            out[trial_dir.name] = (trial_dir, None, e)
+        except (ValueError, TypeError, KeyError, AttributeError) as e:
+            out[trial_dir.name] = (
+                trial_dir,
+                None,
+                ReadError(path, f"unexpected content: {type(e).__name__}: {e}"[:500]),
+            )
+    return out
 
 
-def read_trial(trial_dir: Path, meta: _Metadata | None = None) -> Iterator[ImportedTrial | ImportProblem]:
+def _run_level_entries(run_dir: Path) -> tuple[list[tuple[str, object]], ImportProblem | None]:
+    """The run-level results.json's trial entries, each with where it sits; ([], None) when there is none."""
+    path = run_dir / "results.json"
+    if not path.is_file():
+        return [], None
+    try:
+        results = load_object(path).get("results")
+        if not isinstance(results, list):
+            raise ReadError(path, "not a Terminal-Bench BenchmarkResults (no results list)")
+    except ReadError as e:
+        return [], ImportProblem(path=str(e.path), message=e.message)
+    return [(f"results[{i}]", entry) for i, entry in enumerate(results)], None
+
+
+def read_trial(trial_dir: Path, meta: RunIdentity | None = None) -> Iterator[ImportedTrial | ImportProblem]:
     if meta is None:
-        meta, problem = _metadata(trial_dir.parent.parent)
+        meta, _problem = _metadata(trial_dir.parent.parent)
     path = trial_dir / "results.json"
     try:
         if not path.is_file():
@@ -121,29 +188,36 @@ def read_trial(trial_dir: Path, meta: _Metadata | None = None) -> Iterator[Impor
         record = _validate(path, load_object(path))
         yield _build(trial_dir, record, meta, from_folder=True)
     except ReadError as e:
-        yield ImportProblem(path=str(e.path), message=e.message)
+        yield ImportProblem(path=str(e.path), message=e.message, lost_trial=True)
     except (ValueError, TypeError, KeyError, AttributeError) as e:  # a field of a shape tb never writes
-        yield ImportProblem(path=str(trial_dir), message=f"unexpected content: {type(e).__name__}: {e}"[:500])
+        yield ImportProblem(
+            path=str(trial_dir), message=f"unexpected content: {type(e).__name__}: {e}"[:500], lost_trial=True
+        )
 
 
-def _metadata(run_dir: Path) -> tuple[_Metadata, ImportProblem | None]:
+def _metadata(run_dir: Path) -> tuple[RunIdentity, ImportProblem | None]:
+    """Who ran the run: run_metadata.json, else (or for what it leaves null) the submission folder's name."""
     path = run_dir / "run_metadata.json"
-    if not path.is_file():
-        return _Metadata(run_id=run_dir.name), ImportProblem(
-            path=str(run_dir), message="no run_metadata.json: the agent and model of these trials are unknown"
+    data: dict | None = None
+    problem = None
+    if path.is_file():
+        try:
+            data = load_object(path)
+        except ReadError as e:
+            problem = ImportProblem(path=str(e.path), message=e.message)
+    meta = identity(run_dir, data)
+    if problem is None and not meta.known:
+        problem = ImportProblem(
+            path=str(run_dir),
+            message="no run_metadata.json and no `<date>_<agent>_<model>` folder name: the agent and model of "
+            "these trials are unknown",
         )
-    try:
-        meta = _Metadata.model_validate(load_object(path))
-    except ReadError as e:
-        return _Metadata(run_id=run_dir.name), ImportProblem(path=str(e.path), message=e.message)
-    except ValidationError as e:
-        return _Metadata(run_id=run_dir.name), ImportProblem(
-            path=str(path), message=f"not a Terminal-Bench RunMetadata: {e.errors()[0]['msg']}"
-        )
-    return meta.model_copy(update={"run_id": meta.run_id or run_dir.name}), None
+    return meta, problem
 
 
-def _validate(path: Path, data: dict) -> _TrialResults:
+def _validate(path: Path, data: object) -> _TrialResults:
+    if not isinstance(data, dict):
+        raise ReadError(path, "a trial record is not an object")
     try:
         return _TrialResults.model_validate(data)
     except ValidationError as e:
@@ -152,31 +226,12 @@ def _validate(path: Path, data: dict) -> _TrialResults:
         raise ReadError(path, f"not a Terminal-Bench TrialResults: {where}: {first['msg']}") from None
 
 
-def _run_level_only(run_dir: Path, meta: _Metadata) -> Iterator[ImportedTrial | ImportProblem]:
-    path = run_dir / "results.json"
-    if not path.is_file():
-        yield ImportProblem(path=str(run_dir), message="no trial folders and no results.json")
-        return
-    try:
-        results = load_object(path).get("results")
-        if not isinstance(results, list):
-            raise ReadError(path, "not a Terminal-Bench BenchmarkResults (no results list)")
-    except ReadError as e:
-        yield ImportProblem(path=str(e.path), message=e.message)
-        return
-    for i, entry in enumerate(results):
-        try:
-            if not isinstance(entry, dict):
-                raise ReadError(path, f"results[{i}] is not an object")
-            yield _build(run_dir, _validate(path, entry), meta, from_folder=False)
-        except ReadError as e:
-            yield ImportProblem(path=str(e.path), message=f"results[{i}]: {e.message}")
-
-
-def _build(trial_dir: Path, r: _TrialResults, meta: _Metadata, *, from_folder: bool) -> ImportedTrial:
+def _build(trial_dir: Path, r: _TrialResults, meta: RunIdentity, *, from_folder: bool) -> ImportedTrial:
     verifier_text = _verifier_text(trial_dir) if from_folder else ""
-    steps = _steps(trial_dir) if from_folder else []
-    outcome, infra_class = _classify(trial_dir, r, steps, from_folder)
+    log = _agent_log(trial_dir) if from_folder else ""
+    session = _steps(trial_dir, log) if from_folder else []
+    outcome, infra_class = _classify(trial_dir, r, session, from_folder)
+    steps = (transcript_steps(log) if infra_class is None else []) or session
     attempt = ATTEMPT.match(r.trial_name)
     return ImportedTrial(
         source_format="terminal-bench",
@@ -186,6 +241,8 @@ def _build(trial_dir: Path, r: _TrialResults, meta: _Metadata, *, from_folder: b
         task_name=r.task_id,
         agent=meta.agent_name,
         model=meta.model_name,
+        agent_source=meta.agent_source,
+        model_source=meta.model_source,
         attempt=int(attempt.group("k")) if attempt else None,
         outcome=outcome,
         reward=None if r.is_resolved is None else float(r.is_resolved),
@@ -203,10 +260,10 @@ def _build(trial_dir: Path, r: _TrialResults, meta: _Metadata, *, from_folder: b
 def _classify(
     trial_dir: Path, r: _TrialResults, steps: list[TrajectoryStep] | None, from_folder: bool
 ) -> tuple[Outcome, str | None]:
+    if from_folder and _never_ran(trial_dir, steps or []):  # the cause, before what followed from it
+        return Outcome.INFRA, "agent-never-ran"
     if r.failure_mode in INFRA_MODES:
         return Outcome.INFRA, INFRA_MODES[r.failure_mode]
-    if from_folder and _never_ran(trial_dir, steps or []):
-        return Outcome.INFRA, "agent-never-ran"
     if r.is_resolved is None:
         return Outcome.INFRA, r.failure_mode if r.failure_mode not in {"none", "unset"} else "no-verdict"
     return (Outcome.PASS if r.is_resolved else Outcome.FAIL), None
@@ -239,9 +296,10 @@ def _tests(r: _TrialResults, verifier_text: str) -> list[TestOutcome]:
     if r.parser_results is None:
         return list(parsed.values())
     out = []
-    for name, raw in r.parser_results.items():
+    for key, raw in r.parser_results.items():
+        name = TEST_FILE_PREFIX.sub("", key)  # "../tests/test_outputs.py::test_x" in some runs, "test_x" in others
         status = TB_STATUS.get(raw, "failed")
-        seen = parsed.get(name)
+        seen = parsed.get(key) or parsed.get(name)
         message = seen.message if seen is not None and status != "passed" else ""
         out.append(TestOutcome(name=name, status=status, message=message))
     return out
@@ -262,22 +320,42 @@ def _command(line: str) -> str | None:
     return None if not text or TMUX_KEY.match(text) else text
 
 
+def _agent_phase(commands: list[str]) -> list[str]:
+    """The commands typed before the harness started the tests (tb types the test run into the same pane, after
+    the agent: the last such command is the harness's, an agent may have run the tests itself before)."""
+    for pattern in (TESTS_CAST, TESTS_START):
+        starts = [i for i, command in enumerate(commands) if pattern.search(command)]
+        if starts:
+            return commands[: starts[-1]]
+    return commands
+
+
+def _agent_log(trial_dir: Path) -> str:
+    """sessions/agent.log without terminal escapes, read once: the session's steps and an installed agent's own
+    transcript both come from it."""
+    path = trial_dir / "sessions" / "agent.log"
+    if not path.is_file():
+        return ""
+    try:
+        return clean_terminal(read_text(path, head=LOG_HEAD))
+    except ReadError:
+        return ""
+
+
 def _without_prompt(text: str) -> str:
     """Drop the last line when it is the shell prompt that the next command was typed at ("root@x:/app# ")."""
     head, _, last = text.rpartition("\n")
     return head if len(last) < 200 and last.rstrip().endswith(("#", "$", ">")) else text
 
 
-def _steps(trial_dir: Path) -> list[TrajectoryStep]:
-    """One step per command in commands.txt; its observation is what sessions/agent.log shows between that
-    command's echo and the next one's."""
+def _steps(trial_dir: Path, log: str) -> list[TrajectoryStep]:
+    """One step per command in commands.txt; its observation is what sessions/agent.log (`log`, cleaned) shows
+    between that command's echo and the next one's."""
     path = trial_dir / "commands.txt"
     if not path.is_file():
         return []
     try:
-        commands = [c for c in map(_command, read_text(path, head=LOG_HEAD).splitlines()) if c]
-        log_path = trial_dir / "sessions" / "agent.log"
-        log = clean_terminal(read_text(log_path, head=LOG_HEAD)) if log_path.is_file() else ""
+        commands = _agent_phase([c for c in map(_command, read_text(path, head=LOG_HEAD).splitlines()) if c])
     except ReadError:
         return []
     positions, cursor = [], 0

@@ -57,6 +57,46 @@ def test_harbor_job_reads_every_trial_with_identity(runs):
     assert c[("log-rotate", "codex", "infra", "agent-never-ran")] == 3
 
 
+def _null_model_job(src: Path, dest: Path, agent: str, model: str, *, trial_level: bool) -> None:
+    """A copy of one agent's trials of the fixture job with `model_info` null; the model named by the trial's
+    config (trial_level) or only by the job's config.json."""
+    dest.mkdir(parents=True)
+    for trial in sorted(p for p in src.iterdir() if p.is_dir()):
+        result = json.loads((trial / "result.json").read_text())
+        if result["agent_info"]["name"] != agent:
+            continue
+        copy = dest / trial.name
+        shutil.copytree(trial, copy)
+        result["agent_info"]["model_info"] = None
+        result["config"]["agent"]["model_name"] = model if trial_level else None
+        (copy / "result.json").write_text(json.dumps(result))
+        config = json.loads((copy / "config.json").read_text())
+        config["agent"]["model_name"] = model if trial_level else None
+        (copy / "config.json").write_text(json.dumps(config))
+    (dest / "config.json").write_text(
+        json.dumps({"job_name": dest.name, "agents": [{"name": agent, "model_name": model}]})
+    )
+
+
+def test_harbor_model_info_null_two_models_named_by_the_jobs_are_two_groups(runs, tmp_path):
+    """Issue 41: two jobs of one agent on two models, `model_info` null in every result.json: the configs name
+    the models (the trial's own, else the job's), so the trials make two groups, not one."""
+    jobs = tmp_path / "jobs"
+    _null_model_job(runs.harbor_job, jobs / "opus-run", "claude-code", "anthropic/claude-opus-4-1", trial_level=True)
+    _null_model_job(runs.harbor_job, jobs / "sonnet-run", "claude-code", "anthropic/claude-sonnet-4", trial_level=False)
+    batch = read_runs([jobs])
+    assert batch.problems == []
+    groups = Counter((t.agent_model, t.model_source) for t in batch.trials)
+    assert set(groups) == {
+        ("claude-code/anthropic/claude-opus-4-1", "config"),
+        ("claude-code/anthropic/claude-sonnet-4", "config"),
+    }
+    assert (
+        groups[("claude-code/anthropic/claude-opus-4-1", "config")]
+        == groups[("claude-code/anthropic/claude-sonnet-4", "config")]
+    )
+
+
 def test_harbor_tests_from_ctrf_use_the_trace_not_the_generic_message(runs):
     failed = [
         t for t in _one(read_runs([runs.harbor_job]).trials, "csv-report", "terminus-2", 3) if t.outcome == "fail"
@@ -280,6 +320,11 @@ def test_bad_tb_input_is_named_and_the_rest_is_read(fresh):
     wrong_shape = run / "hello-world" / "hello-world.1-of-3" / "results.json"
     wrong_shape.write_text(json.dumps({"trial_name": "hello-world.1-of-3"}))
     (run / "run_metadata.json").unlink()
+    # The run-level record leaves these three out: their folders alone hold them (with it: the next test).
+    level = json.loads((run / "results.json").read_text())
+    broken = {"csv-report.1-of-3", "sat-hard.2-of-3", "hello-world.1-of-3"}
+    level["results"] = [r for r in level["results"] if r["trial_name"] not in broken]
+    (run / "results.json").write_text(json.dumps(level))
     batch = read_runs([fresh.tb_runs])
     problems = {p.path: p.message for p in batch.problems}
     assert problems[str(truncated)].startswith("truncated JSON")
@@ -288,6 +333,65 @@ def test_bad_tb_input_is_named_and_the_rest_is_read(fresh):
     assert problems[str(run)].startswith("no run_metadata.json")
     assert len(batch.trials) == 51
     assert {t.agent for t in batch.trials if t.job_name == run.name} == {"unknown"}
+
+
+def test_the_run_level_record_keeps_trials_whose_folder_is_broken_and_still_names_the_file(fresh):
+    """Issue 41: the run-level results.json is the record; a trial folder adds logs. A broken trial file is
+    named, and the trial is read from the run-level record, not lost."""
+    run = fresh.tb_runs / "2025-09-14__11-05-02"
+    truncated = run / "csv-report" / "csv-report.1-of-3" / "results.json"
+    truncated.write_text(truncated.read_text()[:120])
+    shutil.rmtree(run / "sat-hard")  # a task whose trial folders were never uploaded
+    batch = read_runs([fresh.tb_runs])
+    assert len(batch.trials) == 54
+    problems = {p.path: p for p in batch.problems}
+    assert problems[str(truncated)].message.startswith("truncated JSON")
+    assert not problems[str(truncated)].lost_trial
+    kept = [t for t in batch.trials if t.job_name == run.name and t.task_name == "sat-hard"]
+    assert len(kept) == 3 and {t.path for t in kept} == {str(run)} and all(t.steps == [] for t in kept)
+
+
+def test_a_lost_trial_is_counted_unreadable(fresh):
+    run = fresh.tb_runs / "2025-09-14__11-05-02"
+    (run / "results.json").write_text('{"results": [' * 5000)  # nested too deep: named, never a crash
+    wrong = run / "hello-world" / "hello-world.1-of-3" / "results.json"
+    wrong.write_text("[]")
+    batch = read_runs([fresh.tb_runs])
+    problems = {p.path: p for p in batch.problems}
+    assert "nest" in problems[str(run / "results.json")].message
+    assert problems[str(wrong)].lost_trial
+    assert len(batch.trials) == 53
+
+
+def test_agent_and_model_from_the_submission_folder_name(fresh, tmp_path):
+    """Leaderboard folders `<date>_<agent>_<model>`: the name fills what run_metadata.json leaves null, or
+    stands in for a missing one; two models of one agent are two groups; the trial says where each came from."""
+    sub = tmp_path / "subs"
+    for folder, model in (("20250923_droid_claude-4-1-opus", None), ("20250924_droid_gpt-5", None)):
+        run = sub / folder / "run1"
+        shutil.copytree(fresh.tb_runs / "2025-09-14__10-22-31", run)
+        meta = json.loads((run / "run_metadata.json").read_text())
+        (run / "run_metadata.json").write_text(json.dumps({**meta, "agent_name": "Factory Droid", "model_name": model}))
+    cursor = sub / "20250811_cursor-cli_claude-4-sonnet" / "run1"
+    shutil.copytree(fresh.tb_runs / "2025-09-14__10-22-31", cursor)
+    (cursor / "run_metadata.json").unlink()
+    batch = read_runs([sub])
+    assert batch.problems == []
+    assert {t.agent_model for t in batch.trials} == {
+        "Factory Droid/claude-4-1-opus",
+        "Factory Droid/gpt-5",
+        "cursor-cli/claude-4-sonnet",
+    }
+    sources = {(t.agent_model, t.agent_source, t.model_source) for t in batch.trials}
+    assert ("Factory Droid/gpt-5", "metadata", "folder-name") in sources
+    assert ("cursor-cli/claude-4-sonnet", "folder-name", "folder-name") in sources
+
+
+def test_a_copy_of_a_run_nested_in_another_is_read_once(fresh):
+    run = fresh.tb_runs / "2025-09-14__10-22-31"
+    before = len(read_runs([fresh.tb_runs]).trials)
+    shutil.copytree(run, run / run.name)
+    assert len(read_runs([fresh.tb_runs]).trials) == before
 
 
 def test_paths_that_hold_nothing_we_read(tmp_path):

@@ -1,0 +1,86 @@
+"""A file the verifier looks for and no agent wrote, read from the failed trials' verifier output (issue 41).
+
+When nearly every failed trial's verifier output says the same path does not exist (`No such file or directory`,
+`can't open file`, `FileNotFoundError`), across several agents, the test most likely names a file the task never
+asked for (a name the instruction does not give, or gives differently). A hard task fails in many ways; a
+missing name fails the same way for everyone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Protocol
+
+from envqa.core.defaults import CROSS_TRIAL_MIN_AGENTS, CROSS_TRIAL_MISSING_SHARE
+from envqa.core.defaults import CROSS_TRIAL_MISSING_MIN_FAILED as MIN_FAILED
+from envqa.core.imported import ImportedTrial
+from envqa.core.models import Finding, Label, Outcome, Severity
+from envqa.core.registry import REMEDIES
+
+
+class TaskTrials(Protocol):
+    """What this rule reads of probes/cross_trial.TaskTrials (a Protocol: no import cycle)."""
+
+    task: str
+    trials: dict[str, ImportedTrial]
+    instruction: str
+
+    def pool(self) -> dict[str, ImportedTrial]: ...
+
+
+MISSING = re.compile(
+    r"(?:can't open file|No such file or directory|FileNotFoundError)[^\n]*?['\"]?(?P<a>/[\w./-]+\w)|"
+    r"(?P<b>/[\w./-]+\w)['\"]?:? (?:\[Errno 2\] )?No such file or directory"
+)
+
+
+def _missing_paths(text: str) -> set[str]:
+    return {m.group("a") or m.group("b") for m in MISSING.finditer(text or "")}
+
+
+def missing_file(pool: dict[str, ImportedTrial], instruction: str = "") -> tuple[str, list[str], bool] | None:
+    """(path, trial ids, whether the instruction names it) for the path nearly every failure misses; else None."""
+    failed = {tid: t for tid, t in pool.items() if t.outcome == Outcome.FAIL and t.verifier_output}
+    if len(failed) < MIN_FAILED:
+        return None
+    by_path: dict[str, list[str]] = defaultdict(list)
+    for tid, t in failed.items():
+        for path in _missing_paths(t.verifier_output):
+            by_path[path].append(tid)
+    if not by_path:
+        return None
+    path, ids = max(by_path.items(), key=lambda kv: len(kv[1]))
+    agents, groups = {pool[i].agent for i in ids}, {pool[i].agent_model for i in ids}
+    if len(ids) < CROSS_TRIAL_MISSING_SHARE * len(failed) or len(agents) < 2 or len(groups) < CROSS_TRIAL_MIN_AGENTS:
+        return None
+    stated = path in instruction or path.rsplit("/", 1)[-1] in instruction
+    return path, sorted(ids), stated
+
+
+def verifier_wants_missing_file(task: TaskTrials) -> list[Finding]:
+    """The `verifier-wants-missing-file` finding: an error when the task's instruction is known and never names
+    the file, else a warning to check it."""
+    hit = missing_file(task.pool(), task.instruction)
+    if hit is None:
+        return []
+    path, ids, stated = hit
+    agents = sorted({task.trials[i].agent_model for i in ids})
+    unstated = bool(task.instruction) and not stated
+    known = "the instruction never names it" if unstated else "check that the instruction names it (--tasks compares)"
+    return [
+        Finding(
+            rule="verifier-wants-missing-file",
+            label=Label.AMBIGUITY,
+            severity=Severity.ERROR if unstated else Severity.WARNING,
+            message=f"the verifier reports {path} missing in {len(ids)} failed trials across {len(agents)} "
+            f"agents/models ({', '.join(agents)}): the test looks for a file no agent wrote; {known}",
+            evidence=[
+                f"trial {task.trials[i].trial_name} ({task.trials[i].agent_model}): {path}: No such file"
+                for i in ids[:4]
+            ],
+            location=f"{task.task}: {path}",
+            fix=REMEDIES.get("verifier-wants-missing-file"),
+            trial_ids=sorted(ids),
+        )
+    ]
