@@ -159,7 +159,7 @@ def timing_rules(env: Environment) -> list[Finding]:
             text = f.read_text(errors="replace")
             try:
                 tree = ast.parse(text)
-            except SyntaxError:
+            except (SyntaxError, ValueError, RecursionError):  # NUL bytes, nesting too deep
                 continue
             visitor = _Timing()
             visitor.visit(tree)
