@@ -195,7 +195,10 @@ def load_environment(env_dir: str | Path, *, lint: bool = False, version: str | 
     directory is hashed and the earlier parse moved to it. `version` is for an immutable snapshot named by its
     hash (store/versions.py): trusted, it spares hashing the files on every graph node."""
     root = _environment_root(env_dir)
-    check_task_tree(root, IGNORED_DIRS)  # a FIFO, a dangling symlink, a folder named like a file: named, exit 2
+    # A FIFO, a dangling symlink, a folder named like a file: named, exit 2. A trusted snapshot was checked when
+    # it was first loaded, and every graph node loads it again.
+    if version is None:
+        check_task_tree(root, IGNORED_DIRS)
     env = _parsed_once(root, lint, version)
     refused = [] if lint or env.format != EnvFormat.HARBOR else env.not_yet_run()
     if refused:
