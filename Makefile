@@ -6,7 +6,7 @@ EXAMPLE ?= examples/reward-tamper
 DEMO_ARGS ?= --approval auto -c examples/demo.toml
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test test-all test-fast docs lint lint-imports test-postgres bench clean-state lock check-latest
+.PHONY: setup demo test test-all test-fast docs lint lint-imports test-postgres bench clean-state lock check-latest fuzz
 
 setup:
 	bash scripts/setup.sh
@@ -31,6 +31,15 @@ test-all: setup
 test-fast:
 	bash scripts/setup.sh --venv-only
 	bash scripts/test_fast.sh $(PYTEST_ARGS)
+
+# Bad input never crashes (issue 44): qa lint and qa analyze on many mutated copies of our seed tasks, qa.toml and
+# run folders, in-process; prints the seed and the counts (tracebacks, non-JSON answers, trials lost, ...) and fails
+# on any. `make fuzz FUZZ_ARGS="--seed N"` replays a series; `make test` runs a fixed small one
+# (tests/fuzz_inputs/test_fuzz_inputs.py).
+FUZZ_ARGS ?= --tasks 1000 --runs 300
+fuzz:
+	bash scripts/setup.sh --venv-only
+	.venv/bin/python scripts/fuzz.py $(FUZZ_ARGS)
 
 # Regenerate the generated docs: the rule catalogue (docs/reference/rules.md, from core/registry/) and the
 # configuration reference (docs/reference/configuration.md, from core/config.py); tests/test_docs.py fails when stale.

@@ -12,7 +12,6 @@ core/defaults.py, the one home of envqa's tuning constants.
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -47,6 +46,7 @@ from envqa.core.config_runtime import (
 )
 from envqa.core.defaults import HUNT_MIN_ORACLE_RUNS, ORACLE_RUNS
 from envqa.core.errors import InputError
+from envqa.core.input_files import read_toml
 
 OracleStage = Literal["validate", "hunt", "gate", "generate"]
 
@@ -145,18 +145,17 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     """Read qa.toml (explicit path, else ./qa.toml if present) and apply dotted-key overrides."""
     data: dict[str, Any] = {}
     cfg_path = Path(path) if path else Path("qa.toml")
-    if path and not cfg_path.is_file():
+    if path and not cfg_path.exists() and not cfg_path.is_symlink():
         raise InputError(str(cfg_path), "config file not found")
-    if cfg_path.is_file():
-        try:
-            data = tomllib.loads(cfg_path.read_text())
-        except tomllib.TOMLDecodeError as e:
-            raise InputError(str(cfg_path), f"invalid TOML: {e}") from None
+    if path or cfg_path.exists() or cfg_path.is_symlink():
+        data = read_toml(cfg_path)  # a folder, FIFO, bad encoding or invalid TOML: an InputFileError naming it
     for key, value in (overrides or {}).items():
         node = data
         *parents, leaf = key.split(".")
-        for p in parents:
+        for i, p in enumerate(parents):
             node = node.setdefault(p, {})
+            if not isinstance(node, dict):  # `probes = 1` in the file, and an override of probes.x
+                raise InputError(str(cfg_path), "expected a table", ".".join(parents[: i + 1]))
         node[leaf] = value
     try:
         return QAConfig.model_validate(data)

@@ -357,6 +357,19 @@ JSON_DEPTH_MAX = 200
 """A JSON file nested deeper than this is refused by name (core/input_files.py), before Python's parser would
 raise RecursionError; real results and trajectories nest a dozen levels."""
 
+JSON_DEPTH_SCAN_MAX = 4 * 1024 * 1024
+"""A JSON text longer than this is not scanned for its depth before parsing (a Python loop, ~0.15 s per MB): its
+parser's own RecursionError is caught and named instead (core/input_files.py)."""
+
+TASK_SCRIPT_MAX = 1024 * 1024
+"""A task's shell script or Dockerfile larger than this is refused by name when the task loads (core/task_tree.py):
+the shell parser takes seconds per 100 KB of odd text, and the largest real test.sh or solve.sh we have seen is
+73 KB."""
+
+TASK_SOURCE_MAX = 4 * 1024 * 1024
+"""A task's Python, Markdown, TOML or YAML file larger than this is refused by name when the task loads
+(core/task_tree.py): the rules parse each; real ones are under 20 KB."""
+
 INPUT_FILE_MAX = 64 * 1024 * 1024
 """A task or config file larger than this is refused by name, not read (core/input_files.py); logs are read by
 head or tail instead."""

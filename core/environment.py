@@ -19,9 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envqa.core.env_cache import ParseCache, rebased, symlinks_under
 from envqa.core.errors import InputError
+from envqa.core.input_files import InputFileError
+from envqa.core.input_files import read_text as read_input_text
 from envqa.core.task_config import TaskConfig, TaskOS
 from envqa.core.task_config_keys import ConfigWarning, unknown_keys
 from envqa.core.task_layout import StepFiles, bundled_tests, compose_services, resolve_steps
+from envqa.core.task_tree import check_task_tree
 
 # Files that describe how envqa should judge an example, not part of the environment itself.
 NOT_PART_OF_VERSION = {"qa-expected.json"}
@@ -124,13 +127,16 @@ def _pydantic_error(path: Path, err: ValidationError) -> InputError:
 
 
 def _read_text(path: Path, what: str) -> str:
-    if not path.is_file():
+    """The file's text through the guarded reader (a BOM and CRLF endings allowed; a folder, FIFO or file too
+    large named as such)."""
+    if not path.exists() and not path.is_symlink():
         raise _fail(path, f"missing: {what} is required")
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise _fail(path, f"{what} is not UTF-8 text") from None
-    return text
+        return read_input_text(path)
+    except InputFileError as e:
+        if e.message.startswith("not UTF-8"):
+            raise _fail(path, f"{what} is not UTF-8 text") from None
+        raise
 
 
 def _require_file(path: Path, what: str) -> Path:
@@ -189,6 +195,10 @@ def load_environment(env_dir: str | Path, *, lint: bool = False, version: str | 
     directory is hashed and the earlier parse moved to it. `version` is for an immutable snapshot named by its
     hash (store/versions.py): trusted, it spares hashing the files on every graph node."""
     root = _environment_root(env_dir)
+    # A FIFO, a dangling symlink, a folder named like a file: named, exit 2. A trusted snapshot was checked when
+    # it was first loaded, and every graph node loads it again.
+    if version is None:
+        check_task_tree(root, IGNORED_DIRS)
     env = _parsed_once(root, lint, version)
     refused = [] if lint or env.format != EnvFormat.HARBOR else env.not_yet_run()
     if refused:
@@ -253,6 +263,8 @@ def _load_harbor(root: Path, lint: bool, version: str | None = None) -> Environm
         raw = tomllib.loads(_read_text(toml_path, "task.toml"))
     except tomllib.TOMLDecodeError as e:
         raise _fail(toml_path, f"invalid TOML: {e}") from None
+    except RecursionError:
+        raise _fail(toml_path, "invalid TOML: nested deeper than the parser allows") from None
     try:
         config = TaskConfig.model_validate(raw)
     except ValidationError as e:
@@ -319,6 +331,8 @@ def _load_tb1(root: Path, version: str | None = None) -> Environment:
         raw = yaml.safe_load(_read_text(yaml_path, "task.yaml"))
     except yaml.YAMLError as e:
         raise _fail(yaml_path, f"invalid YAML: {e}") from None
+    except RecursionError:
+        raise _fail(yaml_path, "invalid YAML: nested deeper than the parser allows") from None
     if not isinstance(raw, dict):
         raise _fail(yaml_path, "expected a mapping of keys (instruction, max_agent_timeout_sec, ...)")
     unknown = sorted(set(raw) - TB1_KEYS)

@@ -1,11 +1,15 @@
 """Typed failures, each mapped to one CLI exit code.
 
 The CLI never inspects messages: it maps the exception class to the exit code the README documents
-(2 usage/input, 3 infrastructure). Cancellation is a BaseException so nothing swallows it. Every
+(2 usage/input, 3 infrastructure, 70 a bug of ours). Cancellation is a BaseException so nothing swallows it. Every
 `error_class` these carry is registered in core/registry/error_classes.py (transient, infra, pass rate).
 """
 
 from __future__ import annotations
+
+UNEXPECTED_EXIT_CODE = 70
+"""The exit code of a failure nobody foresaw, a bug of ours (EX_SOFTWARE): app/cli/crash.py. Distinct from 3,
+which keeps meaning that the run could not finish for reasons outside the task (infrastructure, inconclusive)."""
 
 
 class EnvQAError(Exception):

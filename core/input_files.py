@@ -14,15 +14,19 @@ import stat
 import tomllib
 from pathlib import Path
 
-from envqa.core.defaults import INPUT_FILE_MAX, JSON_DEPTH_MAX, JSON_MAX
+from envqa.core.defaults import INPUT_FILE_MAX, JSON_DEPTH_MAX, JSON_DEPTH_SCAN_MAX, JSON_MAX
+from envqa.core.errors import InputError
 
 
-class InputFileError(Exception):
-    """A file that could not be read, with the path and what is wrong with it (one short phrase)."""
+class InputFileError(InputError):
+    """A file that could not be read, with the path and what is wrong with it (one short phrase).
+
+    An InputError (exit 2, the file named): a command that does not catch it on purpose (the run readers name
+    it and read the rest) reports it through the CLI's input-error path like any other bad input."""
 
     def __init__(self, path: Path | str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path = Path(path)
+        super().__init__(str(path), message)
+        self.path = Path(path)  # type: ignore[assignment]  # a Path here; InputError keeps a str
         self.message = message
 
 
@@ -94,7 +98,11 @@ def read_text(
 
 def _too_deep(text: str, limit: int) -> bool:
     """True when brackets outside strings nest deeper than `limit` (checked before parsing: the parser's own
-    RecursionError comes late and costs a deep stack)."""
+    RecursionError comes late and costs a deep stack). Visits only texts that could be: fewer openers than the
+    limit cannot nest deeper (str.count runs at C speed, so 64 MB of anything else costs milliseconds), and a text
+    over JSON_DEPTH_SCAN_MAX is left to the parser, whose RecursionError parse_json names the same way."""
+    if text.count("[") + text.count("{") <= limit or len(text) > JSON_DEPTH_SCAN_MAX:
+        return False
     depth = 0
     in_string = escaped = False
     for ch in text:
@@ -120,7 +128,7 @@ def parse_json(path: Path, text: str, *, max_depth: int = JSON_DEPTH_MAX) -> obj
     """JSON text from `path`; truncated, invalid or too deeply nested text is an InputFileError naming it."""
     if not text.strip():
         raise InputFileError(path, "empty file")
-    if ("[" * 64 in text or "{" * 64 in text or len(text) > 4096) and _too_deep(text, max_depth):
+    if _too_deep(text, max_depth):
         raise InputFileError(path, f"JSON nested deeper than {max_depth} levels")
     try:
         return json.loads(text)

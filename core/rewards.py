@@ -42,6 +42,8 @@ def parse_reward_json(text: str) -> tuple[float, dict[str, float]]:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise VerifierError(f"reward.json is not JSON: {e}") from None
+    except RecursionError:
+        raise VerifierError("reward.json is nested deeper than the JSON parser allows") from None
     if not isinstance(data, dict) or not data:
         raise VerifierError("reward.json must be a non-empty flat JSON object of name -> number")
     rewards = {str(k): _number(v, f"reward.json[{k!r}]") for k, v in data.items()}

@@ -117,7 +117,7 @@ def _editor_targets(step: TrajectoryStep) -> list[str]:
     for text in step.commands:
         try:
             call = json.loads(text)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):  # not JSON, or nested deeper than the parser goes
             continue
         if isinstance(call, dict) and str(call.get("command", "")).lower() in EDIT_VERBS and call.get("path"):
             out.append(str(call["path"]))

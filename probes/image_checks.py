@@ -100,7 +100,7 @@ def test_literals(env: Environment) -> list[str]:
             if f.suffix == ".py":
                 try:
                     tree = ast.parse(f.read_text(errors="replace"))
-                except SyntaxError:
+                except (SyntaxError, ValueError, RecursionError):  # NUL bytes, nesting too deep
                     continue
                 docstrings = {
                     id(n.body[0].value)

@@ -22,12 +22,12 @@ values, so a wrong one misleads quietly; it never changes a trial's verdict, hen
 from __future__ import annotations
 
 import re
-import tomllib
 from typing import Any
 
 import yaml
 
 from envqa.core.environment import Environment
+from envqa.core.input_files import InputFileError, read_toml
 from envqa.core.models import Finding, Label, Severity
 
 PLACEHOLDERS = {
@@ -83,8 +83,8 @@ def raw_metadata(env: Environment) -> tuple[str, dict[str, Any]]:
             raw = {}
         return "task.yaml", raw if isinstance(raw, dict) else {}
     try:
-        raw = tomllib.loads((env.root / "task.toml").read_text(errors="replace"))
-    except (OSError, tomllib.TOMLDecodeError):
+        raw = read_toml(env.root / "task.toml")  # a BOM and CRLF endings read as the loader reads them
+    except InputFileError:
         raw = {}
     meta = dict(raw.get("metadata") or {}) if isinstance(raw.get("metadata"), dict) else {}
     task = raw.get("task") if isinstance(raw.get("task"), dict) else {}

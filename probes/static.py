@@ -9,6 +9,7 @@ Rules (ids are stable; each finding carries file:line, why it matters and a fix)
   compose-writable-bind-mount     a host directory is mounted writable (or from outside the task)
   root-agent (opt-in)             the agent runs as root
   unpinned-base-image (opt-in)    FROM without a tag or with :latest
+  (and probes/verifier_broken.py: a verifier or reference solution that cannot work)
 
 Shell text (test.sh, every RUN) goes through core/parsers/shell.py (bashlex) and Dockerfiles through
 core/parsers/dockerfile.py (dockerfile-parse): commands, not whitespace-split lines, so `|| true`,
@@ -37,6 +38,7 @@ from envqa.probes.metadata_rules import metadata_realism_findings
 from envqa.probes.task_files import rel as _rel
 from envqa.probes.task_files import test_script
 from envqa.probes.task_rules import task_findings
+from envqa.probes.verifier_broken import verifier_broken_findings
 from envqa.probes.verifier_shape_rules import verifier_shape_findings
 
 REWARD_FILE = re.compile(r"reward\.(txt|json)$")
@@ -340,6 +342,7 @@ def static_findings(env: Environment, root_agent: bool = False, unpinned_base: b
         + optin_rules(env, root_agent, unpinned_base)
         + task_findings(env)
         + verifier_shape_findings(env)
+        + verifier_broken_findings(env)
         + permission_guard_rules(env)
         + metadata_realism_findings(env)
         + instruction_findings(env)

@@ -13,9 +13,9 @@ task-config-unknown-key     (info) a task.toml key the schema does not know (pro
 from __future__ import annotations
 
 import ast
-import tomllib
 
 from envqa.core.environment import Environment
+from envqa.core.input_files import InputFileError, read_toml
 from envqa.core.models import Finding, Label, Severity
 from envqa.probes.task_files import rel as _rel
 
@@ -39,8 +39,8 @@ def _raw_task_toml(env: Environment) -> dict:
     if not path.is_file():
         return {}
     try:
-        return tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError:
+        return read_toml(path)  # a BOM and CRLF endings read as the loader reads them
+    except InputFileError:
         return {}
 
 
@@ -159,7 +159,7 @@ def timing_rules(env: Environment) -> list[Finding]:
             text = f.read_text(errors="replace")
             try:
                 tree = ast.parse(text)
-            except SyntaxError:
+            except (SyntaxError, ValueError, RecursionError):  # NUL bytes, nesting too deep
                 continue
             visitor = _Timing()
             visitor.visit(tree)

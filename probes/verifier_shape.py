@@ -248,7 +248,7 @@ def python_shape(shape: Shape, env: Environment, files: list[Path]) -> None:
         text = f.read_text(errors="replace")
         try:
             tree = ast.parse(text)
-        except SyntaxError:
+        except (SyntaxError, ValueError, RecursionError):  # NUL bytes, nesting too deep
             shape.computed.append(f"{_rel(env, f)}: not parsed")
             continue
         if any(

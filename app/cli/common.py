@@ -5,6 +5,7 @@ help-text escaping the finished app gets once (app/cli/__init__.py `main`)."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -21,7 +22,18 @@ CONFIG_OPT = typer.Option(None, "--config", "-c", help="qa.toml to read (default
 JSON_OPT = typer.Option(False, "--json", help="print one JSON object")
 
 
+DEBUG_CRASH_ENV = "QA_DEBUG_CRASH"
+"""Set (to anything) to make a command raise an unexpected error where it reads its config: the documented
+test hook for the CLI's last boundary (app/cli/crash.py, exit 70; tests/fuzz_inputs/test_crash_boundary.py)."""
+
+
+def _debug_crash() -> None:
+    if os.environ.get(DEBUG_CRASH_ENV):
+        raise RuntimeError(f"{DEBUG_CRASH_ENV} is set: a deliberate unexpected error")
+
+
 def cli_config(config: Path | None, overrides: dict) -> QAConfig:
+    _debug_crash()
     return load_config(config, {k: v for k, v in overrides.items() if v is not None})
 
 
@@ -30,6 +42,7 @@ def logged_config(config: Path | None) -> QAConfig:
     from envqa.core.logs import configure_logging
 
     configure_logging()
+    _debug_crash()
     return load_config(config, {})
 
 
@@ -46,7 +59,7 @@ def fail(e: EnvQAError, as_json: bool = False) -> None:
                 {
                     "error": str(e),
                     "exit_code": e.exit_code,
-                    "path": getattr(e, "path", None),
+                    "path": None if getattr(e, "path", None) is None else str(e.path),  # type: ignore[attr-defined]
                     "field": getattr(e, "field", None),
                 }
             )

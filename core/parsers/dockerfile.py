@@ -62,7 +62,7 @@ class Span:
                 argv = json.loads(value)
                 if isinstance(argv, list):
                     return flags, [str(a) for a in argv]
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):  # not an exec form, or nested too deep
                 pass
         try:
             return flags, shlex.split(value)
@@ -186,7 +186,7 @@ def _run_script(value: str) -> str:
             argv = json.loads(value)
             if isinstance(argv, list):
                 return " ".join(shlex.quote(str(a)) for a in argv)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # not an exec form, or nested too deep
             pass
     return value
 

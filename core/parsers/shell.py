@@ -22,6 +22,8 @@ and in functions nobody calls are `reachable=False`. Rules about what a verifier
 from __future__ import annotations
 
 import bisect
+import copy
+import functools
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -322,7 +324,19 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
 
 
 def parse_script(text: str, *, source_line: int | None = None, source_text: str | None = None) -> list[Command]:
-    """Every simple command in a shell script, in order (see the module docstring for the fallback)."""
+    """Every simple command in a shell script, in order (see the module docstring for the fallback).
+
+    A script is parsed once per process (the static rules each ask for test.sh, and bashlex is slow on a large
+    or odd one); each caller gets its own copies of the commands."""
+    commands = copy.deepcopy(_parsed(text))
+    if source_line is not None:  # a string inside another script: report the outer line
+        for c in commands:
+            c.line, c.text = source_line, source_text or c.text
+    return commands
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(text: str) -> list[Command]:
     blanked, _bodies = blank_heredocs(text)
     source_lines = text.split("\n")
     whole = _parse_whole(blanked, source_lines)
@@ -343,9 +357,6 @@ def parse_script(text: str, *, source_line: int | None = None, source_text: str 
             depth = max(depth, 0)
             if depth == 0 and got is not None and not got[1]:
                 cont = False
-    if source_line is not None:  # a string inside another script: report the outer line
-        for c in commands:
-            c.line, c.text = source_line, source_text or c.text
     return commands
 
 
@@ -355,7 +366,15 @@ def _parse_whole(text: str, source_lines: list[str], line_offset: int = 0) -> tu
         return [], True
     try:
         trees = bashlex.parse(text)
-    except (bashlex.errors.ParsingError, NotImplementedError, AttributeError, IndexError, TypeError, ValueError):
+    except (
+        bashlex.errors.ParsingError,
+        NotImplementedError,
+        AttributeError,
+        IndexError,
+        TypeError,
+        ValueError,
+        RecursionError,
+    ):
         return None
     walker = _Walker(text, source_lines, line_offset)
     cont = True

@@ -30,11 +30,12 @@ def test_qa_lint_on_the_template_reports_only_its_empty_placeholders(qa_env):
     found = sorted((f["rule"], f["location"], f["severity"]) for f in json.loads(res.stdout)["findings"])
     assert found == [
         ("instruction-empty", "instruction.md", "critical"),  # the template's instruction.md is empty too
+        ("solution-empty", "solution/solve.sh", "error"),  # its solve.sh: comments only (issue 44)
         ("task-metadata-missing", "task.toml", "info"),  # its [metadata] table is empty
         ("verifier-script-empty", "tests/test.sh", "critical"),  # the empty test.sh: comments only
     ]
     serious = [f for f in json.loads(res.stdout)["findings"] if f["severity"] != "info"]
-    assert {f["location"] for f in serious} == {"tests/test.sh", "instruction.md"}
+    assert {f["location"] for f in serious} == {"tests/test.sh", "instruction.md", "solution/solve.sh"}
     assert not any(f["rule"].startswith("task-config") for f in json.loads(res.stdout)["findings"])
 
 

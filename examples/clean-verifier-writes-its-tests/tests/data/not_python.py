@@ -1,0 +1,2 @@
+def greet(name)
+    return "this file is an input, not Python"

@@ -1,0 +1,1 @@
+FIRST_NAME=Ada

@@ -1,0 +1,2 @@
+#!/bin/bash
+# TODO: the reference solution (write /app/greet.sh)
