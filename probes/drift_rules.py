@@ -31,6 +31,7 @@ from pathlib import Path
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Severity
 from envqa.core.parsers.dockerfile import parse_dockerfile
+from envqa.core.parsers.pip import pip_args
 from envqa.core.parsers.shell import Command, parse_script
 from envqa.probes.task_files import rel, test_script
 
@@ -50,6 +51,7 @@ MOVING = [
     (re.compile(r"/releases/latest(/|$)|[/_-]latest([./_-]|$)", re.I), "the latest release"),
 ]
 LOCAL_HOST = re.compile(r"https?://(localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])([:/]|$)", re.I)
+VCS_REQUIREMENT = re.compile(r"^(?:[\w.-]+\s*@\s*)?git\+(https?|ssh|git)://")
 VIDEO_TOOLS = {"yt-dlp", "youtube-dl"}
 BUILD_TOOLS = {"make", "gmake", "ninja", "cmake"}
 NPROC = re.compile(r"\$\(\s*nproc\s*\)|`\s*nproc\s*`|\$\(\s*getconf\s+_NPROCESSORS_ONLN\s*\)")
@@ -174,6 +176,10 @@ def _fetches(cmds: list[Command]) -> list[tuple[Command, str, str]]:
                 reason = moving_reason(url) or ("a video page" if cmd.name in VIDEO_TOOLS else None)
                 if reason:
                     out.append((cmd, url, reason))
+        if pip_args(cmd) is not None:
+            for word in cmd.words:
+                if VCS_REQUIREMENT.match(word) and "@" not in word.split("://", 1)[1]:
+                    out.append((cmd, word, "a branch (a VCS requirement without @<tag or commit>)"))
     return out
 
 

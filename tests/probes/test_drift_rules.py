@@ -110,6 +110,7 @@ def test_apt_look_alikes_stay_quiet(tmp_path, text):
             },
             "environment/Dockerfile",
         ),
+        ({"solution__solve_sh": "#!/bin/bash\npip install git+https://github.com/e/lib.git\n"}, "solution/"),
         (
             {"instruction_md": "Download this talk: https://youtu.be/abc123. Write its transcript to /app/out.txt.\n"},
             "instruction.md",
@@ -136,6 +137,7 @@ def test_a_moving_target_is_named_where_it_is_fetched(tmp_path, files, where):
         {
             "solution__solve_sh": "#!/bin/bash\nV=4.13.0\ngit clone --depth 1 --branch ${V} https://github.com/e/h.git /tmp/h\n"
         },
+        {"solution__solve_sh": "#!/bin/bash\npip install git+https://github.com/e/lib.git@v1.4.2\n"},
         # a file of a tag, an immutable archive item, a local service
         {"tests__test_sh": "#!/bin/bash\ncurl -fsSL https://raw.githubusercontent.com/e/d/v1.2/d.csv -o /tmp/d.csv\n"},
         {"solution__solve_sh": "#!/bin/bash\ncurl -s http://localhost:8080/latest\n"},
