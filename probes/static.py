@@ -31,6 +31,7 @@ from envqa.core.parsers.pip import pip_args, unpinned_packages
 from envqa.core.parsers.shell import Command, parse_script
 from envqa.core.task_config import NetworkMode
 from envqa.probes.base import ProbeContext, register_probe
+from envqa.probes.drift_rules import drift_findings
 from envqa.probes.guard_rules import permission_guard_rules
 from envqa.probes.image_checks import image_findings
 from envqa.probes.instruction_rules import instruction_findings
@@ -346,6 +347,7 @@ def static_findings(env: Environment, root_agent: bool = False, unpinned_base: b
         + permission_guard_rules(env)
         + metadata_realism_findings(env)
         + instruction_findings(env)
+        + drift_findings(env)
     )
 
 
