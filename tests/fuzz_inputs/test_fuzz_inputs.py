@@ -7,29 +7,67 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
 
-from fuzz_inputs.driver import run_cases
+from fuzz_inputs.driver import config_case, count_trials, prepare, run_case, task_case
 from fuzz_inputs.harness import check, fresh_copy, json_object, run_qa
 from fuzz_inputs.seeds import write_seeds
 
 pytestmark = pytest.mark.fast
 
-SEED = 20261128  # fixed: the same cases every run; `make fuzz` draws new ones
+# A fixed series: derandomize makes hypothesis draw the same cases every run (make test); `make fuzz` draws new ones.
+# The mutations take their choices from hypothesis' Random (st.randoms), so a failing case shrinks to fewer,
+# smaller mutations before it is reported.
+FIXED_SERIES = hyp_settings(
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 
 @pytest.fixture(scope="module")
 def seeds(tmp_path_factory) -> dict[str, Path]:
-    return write_seeds(tmp_path_factory.mktemp("seeds").resolve())
+    planted = write_seeds(tmp_path_factory.mktemp("seeds").resolve())
+    prepare(planted)
+    return planted
 
 
-def test_a_fixed_series_of_mutated_tasks_configs_and_runs(seeds, tmp_path):
-    tally = run_cases(SEED, 28, 6, seeds, tmp_path.resolve() / "work")
-    assert sum(tally.cases.values()) == 34
-    assert not tally.bad, "\n".join(c.line() + "\n    " + c.answer.stderr[-400:] for c in tally.bad)
-    assert tally.exits[2] > 0 and tally.exits[0] + tally.exits[1] > 0  # some refused, some read: the cases bite
+def _drawn_cases(make_case, examples: int, where: Path) -> Counter:
+    """Run `examples` hypothesis-drawn cases of `make_case(rng, work)`; each must keep every invariant. The exit
+    codes seen, so the caller can check that the cases bite (some refused, some read)."""
+    exits: Counter = Counter()
+
+    @hyp_settings(FIXED_SERIES, max_examples=examples)
+    @given(rng=st.randoms(use_true_random=False))
+    def one(rng) -> None:
+        work = Path(tempfile.mkdtemp(dir=where))
+        case = make_case(rng, work)
+        exits[case.answer.code] += 1
+        assert not case.verdict.problems and not case.verdict.lost, case.line() + "\n    " + case.answer.stderr[-400:]
+
+    one()
+    return exits
+
+
+def test_mutated_tasks_and_configs_never_crash(seeds, tmp_path):
+    exits = _drawn_cases(
+        lambda rng, work: (config_case if rng.random() < 0.25 else task_case)(rng, seeds, work), 28, tmp_path
+    )
+    assert exits[2] > 0 and exits[0] + exits[1] > 0  # some refused, some read: the cases bite
+
+
+def test_mutated_run_folders_never_lose_an_untouched_trial(seeds, tmp_path):
+    seed_trials = count_trials(seeds, tmp_path / "baseline")
+    exits = _drawn_cases(lambda rng, work: run_case(rng, seeds, work, seed_trials), 6, tmp_path)
+    assert sum(exits.values()) >= 6
 
 
 def _lint(task: Path, home: Path, *extra: str):
