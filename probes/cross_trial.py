@@ -23,8 +23,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from envqa.core.imported import ImportedTrial
-from envqa.core.models import Finding, Label, Outcome, Severity
-from envqa.core.registry import REMEDIES
+from envqa.core.models import Finding, Outcome, Severity
 from envqa.probes.cross_trial_steps import copied_values, tampering
 from envqa.probes.cross_trial_text import Difference, difference, differently_worded
 
@@ -70,16 +69,15 @@ def fails_alone(t: ImportedTrial) -> str | None:
 
 
 def _finding(
-    rule: str, label: Label, severity: Severity, message: str, evidence: list[str], ids: list[str], location: str
+    rule: str, message: str, evidence: list[str], ids: list[str], location: str, severity: Severity | None = None
 ) -> Finding:
-    return Finding(
+    """A cross-trial finding: label, most severity and fix from the rule's registry row."""
+    return Finding.of(
         rule=rule,
-        label=label,
         severity=severity,
         message=message,
         evidence=evidence[:12],
         location=location,
-        fix=REMEDIES.get(rule),
         trial_ids=sorted(ids),
     )
 
@@ -165,13 +163,12 @@ def test_fails_alone(task: TaskTrials) -> list[Finding]:
         out.append(
             _finding(
                 "test-fails-alone",
-                Label.AMBIGUITY,
-                severity,
                 f"{test} fails alone in {len(ids)} of {len(failed)} failed trials, across "
                 f"{len(agents)} agents ({', '.join(sorted(agents))}){tail}",
                 evidence,
                 ids,
                 f"{task.task}: {test}",
+                severity=severity,
             )
         )
     return out
@@ -194,8 +191,6 @@ def converging_wrong_answers(task: TaskTrials) -> list[Finding]:
         out.append(
             _finding(
                 "converging-wrong-answers",
-                Label.AMBIGUITY,
-                Severity.ERROR,
                 f"{test}: {len(same)} failed trials of {len(models)} different models "
                 f"({', '.join(models)}) end with the same wrong value {diff.got} (the test wants "
                 f"{diff.want}): the instruction admits another answer",
@@ -228,8 +223,6 @@ def verifier_shortcuts(task: TaskTrials) -> list[Finding]:
         out.append(
             _finding(
                 rule,
-                Label.SHORTCUT,
-                Severity.CRITICAL,
                 f"trial {first.trial_name} ({first.agent_model}) passed, and its trajectory "
                 f"{hits[0].what} (steps {steps}){more}",
                 [f"trial {t.trial_name} step {h.step_id}: {h.what}" for _, t, hs in cases for h in hs][:12],
@@ -253,8 +246,6 @@ def outlier_pass(task: TaskTrials) -> list[Finding]:
     return [
         _finding(
             "outlier-pass",
-            Label.SHORTCUT,
-            Severity.INFO,
             f"only {agent} passes {task.task} ({len(ids)} of {len(by_agent[agent])} trials); "
             f"{len(others)} other agents fail every trial ({', '.join(others)}): review this pass",
             [f"trial {task.trials[i].trial_name} trajectory: {task.trials[i].path}" for i in ids],
@@ -272,8 +263,6 @@ def agent_never_ran(task: TaskTrials) -> list[Finding]:
     return [
         _finding(
             "agent-never-ran",
-            Label.INFRA,
-            Severity.INFO,
             f"{agent} never ran in {len(ids)} trial(s) of {task.task}: a harness problem, left out of the pass rate",
             [f"trial {task.trials[i].trial_name}: {task.trials[i].error_message or 'no steps'}" for i in ids],
             ids,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from envqa.core.environment import Environment
-from envqa.core.models import Finding, Label, Severity
+from envqa.core.models import Finding
 from envqa.core.parsers.dockerfile import instruction_spans
 
 LEAKY = re.compile(r"(^|[\s/])(solution|solve\.sh|solution\.sh|tests?|test\.sh|run-tests\.sh|test_outputs\.py)(/|\s|$)")
@@ -35,17 +35,14 @@ def lint_structure(env: Environment) -> list[Finding]:
         what = hit.group(2)
         is_solution = what.startswith("sol")
         findings.append(
-            Finding(
+            Finding.of(
                 rule="dockerfile-copies-solution" if is_solution else "dockerfile-copies-tests",
-                label=Label.SHORTCUT,
-                severity=Severity.CRITICAL,
                 message=(
                     f"the agent's image receives {'the reference solution' if is_solution else 'the tests'} "
                     f"({sources}): an agent can read and replay it"
                 ),
                 evidence=[f"{rel}:{lineno}: {line.strip()}"],
                 location=f"{rel}:{lineno}",
-                fix="remove this COPY; solution/ and tests/ are uploaded only in their own phase",
             )
         )
     return findings

@@ -5,14 +5,16 @@ never reused. Each rule names the probe that produces it, and each probe says ho
 re-checks its rules on a candidate, so the gate never guesses (it used to fall back to the static probe
 and then report "none of X fired" for a rule the static probe cannot produce). `Finding` refuses a rule
 id that is not here. The rows are data, in rules.toml next to this module. To add a rule: add a [[rule]] there
-(then `make docs`: tests/test_docs.py checks docs/reference/rules.md), then emit `Finding(rule=...)` from its probe.
+(then `make docs`: tests/test_docs.py checks docs/reference/rules.md), then emit `Finding.of(rule_id, message, ...)`
+from its probe: label, severity and fix come from the row (`Rule.remedy_for`), never from the call site.
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from types import MappingProxyType
@@ -75,6 +77,15 @@ class Rule:
     # Rules whose findings this rule's finding explains: they give way to it in the same version (the network
     # explains a reference solution that fails offline). graphs/loop_state.py applies it.
     explains: tuple[str, ...] = ()
+    # The remedy for one case of the rule (a subtype the finding names, or a context its probe names), used
+    # instead of `remedy` for that case: the remedy stays a fact of the registry, not of the call site.
+    remedies: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
+
+    def remedy_for(self, case: str | None = None, **fields: str) -> str | None:
+        """The fix a finding of this rule carries: the case's remedy (else the rule's), with its named fields
+        (`{want}`, ...) filled from `fields`; None when the registry has no remedy for it."""
+        text = self.remedies.get(case or "", self.remedy)
+        return (text.format(**fields) if fields else text) or None
 
     def public(self) -> dict:
         """The `qa rules --json` row."""
@@ -105,6 +116,7 @@ def _load() -> list[Rule]:
                     **row,
                     "severity": Severity(row["severity"]),
                     "explains": tuple(row.get("explains", ())),
+                    "remedies": MappingProxyType(dict(row.get("remedies", {}))),
                 }
             )
             for row in rows
@@ -200,6 +212,7 @@ def _check() -> None:
             if bad
         ]
         problems += [f"explains unknown rule {other!r}" for other in r.explains if other not in RULE_INFO]
+        problems += [f"remedy for case {case!r} but no general remedy" for case in r.remedies if not r.remedy]
         if problems:
             raise ValueError(f"rule {r.id!r}: {'; '.join(problems)}")
         seen.add(r.id)
