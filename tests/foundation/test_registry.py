@@ -177,6 +177,19 @@ def test_a_finding_of_a_rule_takes_its_facts_from_the_registry():
         Finding.of("verifier-eror", "typo")
 
 
+def test_a_probe_is_declared_once_and_the_rest_derived():
+    """The probe registry row is the one declaration: the hunt's functions, `[probes] enabled`'s default and
+    the rules' `probe` all agree with it."""
+    from envqa.core.registry import DEFAULT_PROBES, HUNT_PROBES, PROBES
+    from envqa.probes.base import PROBES as REGISTERED
+    from envqa.probes.catalog import get_probe
+
+    assert set(REGISTERED.names()) == set(HUNT_PROBES)
+    assert all(callable(get_probe(name)) for name in HUNT_PROBES)
+    assert QAConfig().probes.enabled == list(DEFAULT_PROBES) == [p.name for p in PROBES if p.default]
+    assert {r.probe for r in RULE_INFO.values()} <= {p.name for p in PROBES}
+
+
 def test_every_rule_the_examples_expect_is_registered():
     named = set()
     for path in sorted(EXAMPLES.glob("*/qa-expected.json")):
