@@ -177,6 +177,13 @@ def test_a_finding_of_a_rule_takes_its_facts_from_the_registry():
         Finding.of("verifier-eror", "typo")
 
 
+def test_every_nop_cause_has_its_remedy_in_the_registry():
+    """The nop_cause probe names a cause as the nop-passes finding's subtype; the fix for it is the registry's."""
+    from envqa.probes.nop_cause_rules import CAUSES
+
+    assert {cause[0] for cause in CAUSES} == set(RULE_INFO["nop-passes"].remedies)
+
+
 def test_a_probe_is_declared_once_and_the_rest_derived():
     """The probe registry row is the one declaration: the hunt's functions, `[probes] enabled`'s default and
     the rules' `probe` all agree with it."""
