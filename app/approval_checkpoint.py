@@ -19,6 +19,7 @@ from envqa.core.errors import PatchError
 from envqa.core.layout import RunLayout
 from envqa.core.notify import notify
 from envqa.core.run_deps import RunDeps
+from envqa.core.statuses import RunStatus
 from envqa.graphs.loop_report import awaiting_report
 
 Ask = Callable[[dict], dict]
@@ -63,7 +64,7 @@ def settle_checkpoints(graph, thread, deps: RunDeps, ask: Ask | None = None) -> 
         deps.store.record_approval(
             run_id, pid, answer["action"], answer["approver"], answer.get("reason"), answer.get("patch")
         )
-        deps.store.set_run_status(run_id, "running")
+        deps.store.set_run_status(run_id, RunStatus.RUNNING)
         deps.store.set_loop(run_id, pending_proposal=None)
         graph.invoke(Command(resume=answer), thread)
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from envqa.core.config import QAConfig
 from envqa.core.errors import InputError
+from envqa.core.statuses import RunStatus
 from envqa.store.db import Store
 from envqa.store.postgres import store_exists
 from envqa.store.versions import VersionStore
@@ -61,7 +62,7 @@ def pending(config: QAConfig, run_id: str) -> dict | None:
     store = open_store(config)
     row = run_row(store, config, run_id)
     report = store.run_report(run_id)
-    if row["status"] != "awaiting_approval" or report is None:
+    if row["status"] != RunStatus.AWAITING_APPROVAL or report is None:
         return None
     return report.get("awaiting_approval")
 
@@ -92,7 +93,7 @@ def decide(
             already_decided=True,
             spec_conflicts=spec_conflicts(store, pid),
         )
-    if row["status"] != "awaiting_approval" or pid is None:
+    if row["status"] != RunStatus.AWAITING_APPROVAL or pid is None:
         raise InputError(run_id, f"the run is not awaiting approval (status: {row['status']})")
     if action == "edit":  # check the patch now: a refusal (exit 2) must leave no decision behind
         check_edit(config, store, run_id, pid, patch, approver, reason)

@@ -24,16 +24,17 @@ from envqa.app.dataset_models import DatasetReport, TaskFinding, TaskRow
 from envqa.app.dataset_rows import FIXED, proposal_state, top_finding
 from envqa.core.defaults import CI_BUDGET as BUDGET
 from envqa.core.defaults import CI_EVIDENCE_LINES as EVIDENCE_LINES
+from envqa.core.verdicts import Verdict
 
 COMMENT_LIMIT = 65_536  # GitHub's limit on a comment body
 ANNOTATION = {"critical": "error", "error": "error", "warning": "warning", "info": "notice"}
 ICON = {
-    "clean": "✅",
-    "findings": "❌",
-    "out_of_band": "⚠️",
-    "awaiting_approval": "⏸️",
-    "incomplete": "⛔",
-    "invalid": "⛔",
+    Verdict.CLEAN: "✅",
+    Verdict.FINDINGS: "❌",
+    Verdict.OUT_OF_BAND: "⚠️",
+    Verdict.AWAITING_APPROVAL: "⏸️",
+    Verdict.INCOMPLETE: "⛔",
+    Verdict.INVALID: "⛔",
 }
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from envqa.core.verdicts import combined_exit, exit_code
+
 DATASET_SCHEMA_VERSION = 1
 
 
@@ -94,11 +96,4 @@ def summarize(rows: list[TaskRow], seconds: float | None = None, unrun: str = "u
 def dataset_exit_code(rows: list[TaskRow]) -> int:
     """0 only when every task is clean or in band; 1 when any task has findings (or is out of band or could not
     be loaded); 4 when none has findings and some await approval; 3 when none of those and some could not finish."""
-    verdicts = {r.verdict for r in rows}
-    if any(r.exit_code in (1, 2) for r in rows) or verdicts & {"findings", "out_of_band", "invalid"}:
-        return 1
-    if "awaiting_approval" in verdicts:
-        return 4
-    if any(r.exit_code == 3 for r in rows) or verdicts & {"incomplete", None}:
-        return 3
-    return 0
+    return combined_exit([r.exit_code for r in rows] + [exit_code(r.verdict) for r in rows])

@@ -41,11 +41,11 @@ from envqa.core.config import QAConfig
 from envqa.core.defaults import DATASET_POOL_STOP_SEC
 from envqa.core.defaults import DATASET_STOP_GRACE_SEC as STOP_GRACE_SEC
 from envqa.core.errors import EnvQAError, InfraError, InputError
-from envqa.store.datasets import FINAL_TASK
+from envqa.core.statuses import FINAL_TASK, RUN_WITH_REPORT, DatasetStatus, DatasetTaskStatus, RunStatus
+from envqa.core.verdicts import Verdict
 from envqa.store.db import Store
 
 log = structlog.get_logger(__name__)
-FINAL_RUN = ("finished", "awaiting_approval")  # a run in one of these has its report: the task is done
 
 
 @dataclass
@@ -119,16 +119,18 @@ class DatasetRunner:
             task = Task(Path(t["path"]), t["name"])
             run = self.store.get_run(t["run_id"]) if t["run_id"] else None
             if t["status"] in FINAL_TASK and t["row"] is not None:
-                report = self.store.run_report(t["run_id"]) if run and run["status"] in FINAL_RUN else None
+                report = self.store.run_report(t["run_id"]) if run and run["status"] in RUN_WITH_REPORT else None
                 seconds = t["row"].get("seconds")
                 done[t["path"]] = (
                     row_from_report(task, {**report, "report_html": t["row"].get("report_html")}, seconds)
                     if report
                     else TaskRow.model_validate(t["row"])
                 )
-            elif run is not None and run["status"] in FINAL_RUN and self.store.run_report(t["run_id"]):
+            elif run is not None and run["status"] in RUN_WITH_REPORT and self.store.run_report(t["run_id"]):
                 done[t["path"]] = row_from_report(task, self.store.run_report(t["run_id"]), None)
-                self.store.set_dataset_task(self.plan.dataset_id, t["path"], "done", done[t["path"]].model_dump())
+                self.store.set_dataset_task(
+                    self.plan.dataset_id, t["path"], DatasetTaskStatus.DONE, done[t["path"]].model_dump()
+                )
             else:
                 todo[t["path"]] = t["run_id"] if run is not None else None
         return done, todo
@@ -142,18 +144,18 @@ class DatasetRunner:
         for row in done.values():
             self.on_done(row)
         pending = [t for t in self.plan.tasks if str(t.path) in todo]
-        self.store.set_dataset_status(self.plan.dataset_id, "running")
+        self.store.set_dataset_status(self.plan.dataset_id, DatasetStatus.RUNNING)
         from envqa.scheduler.executors import resolve_mode
 
         try:
             if pending:
                 self._run_here(pending, todo, shared=resolve_mode(self.config) == "embedded")
         except DatasetInterrupted:
-            self.store.set_dataset_status(self.plan.dataset_id, "interrupted")
+            self.store.set_dataset_status(self.plan.dataset_id, DatasetStatus.INTERRUPTED)
             raise
         return self.finish(time.monotonic() - started)
 
-    def finish(self, seconds: float | None, status: str = "finished") -> DatasetReport:
+    def finish(self, seconds: float | None, status: str = DatasetStatus.FINISHED) -> DatasetReport:
         rows = [
             self.rows.get(str(t.path)) or incomplete_row(t, self.in_flight.get(str(t.path)), "not run")
             for t in self.plan.tasks
@@ -167,8 +169,12 @@ class DatasetRunner:
     def record(self, task: Task, row: TaskRow) -> None:
         """Keep a task's row: done (its run is final: never run again), invalid, or failed (--resume continues it)."""
         run = self.store.get_run(row.run_id) if row.run_id else None
-        status = "invalid" if row.verdict == "invalid" else ("done" if run and run["status"] in FINAL_RUN else "failed")
-        if self.stopping.is_set() and status == "failed":
+        status = (
+            DatasetTaskStatus.INVALID
+            if row.verdict == Verdict.INVALID
+            else (DatasetTaskStatus.DONE if run and run["status"] in RUN_WITH_REPORT else DatasetTaskStatus.FAILED)
+        )
+        if self.stopping.is_set() and status == DatasetTaskStatus.FAILED:
             return  # an interrupt broke it: --resume continues its run
         self.store.set_dataset_task(self.plan.dataset_id, str(task.path), status, row.model_dump(mode="json"))
         self.rows[str(task.path)] = row
@@ -193,7 +199,7 @@ class DatasetRunner:
             if resume and not report.get("verdict"):
                 # killed after its run row was written but before the graph's first checkpoint: nothing to
                 # continue, so it starts afresh under the same id (`queued` is the state a new run may reuse)
-                self.store.set_run_status(run_id, "queued")
+                self.store.set_run_status(run_id, RunStatus.QUEUED)
                 report = execute_run(task.path, self.config, run_id, quiet=True, approval_mode=self.plan.approval_mode)
         except InputError as e:  # no run row was written (bad input is refused first)
             run = self.store.get_run(run_id)

@@ -8,6 +8,7 @@ from pathlib import Path
 from envqa.app.jobs import resolve_config
 from envqa.app.runner import execute_run
 from envqa.core.config import QAConfig
+from envqa.core.statuses import RunStatus
 from envqa.store.db import Store
 
 
@@ -31,7 +32,7 @@ def graph_job_gave_up(payload: dict, error_class: str, message: str) -> None:
     """The graph job failed for good: say so in the store, so `qa status` does not wait forever."""
     config = _config(payload)
     store = Store(config.db_path)
-    store.set_run_status(payload["run_id"], "failed")
+    store.set_run_status(payload["run_id"], RunStatus.FAILED)
     store.set_loop(payload["run_id"], stop_reason=f"failed: {error_class}: {message[:500]}")
 
 

@@ -32,6 +32,7 @@ from envqa.core.layout import RunLayout
 from envqa.core.models import Outcome, TrialResult, utcnow
 from envqa.core.policy import error_class_of, trial_error
 from envqa.core.queues import SANDBOX_QUEUE, queue_for_model
+from envqa.core.statuses import CallStatus
 from envqa.probes.analyst import model as analyst
 from envqa.probes.analyst.trace_view import load_trajectory
 from envqa.probes.base import ProbeContext
@@ -215,10 +216,10 @@ def run_probe_job(payload: dict) -> dict:
     config = QAConfig.model_validate(job.config)
     store = store_at(str(config.db_path))
     row = store.get_call(job.job_id)
-    if not (row and row["status"] == "done"):
+    if not (row and row["status"] == CallStatus.DONE):
         outcome = execute_probe_job(job, backend_for(config.model_dump_json(by_alias=True)), store)
         store.finish_call(job.job_id, outcome.model_dump(mode="json"))
-    return {"call_id": job.job_id, "status": "done"}
+    return {"call_id": job.job_id, "status": CallStatus.DONE.value}
 
 
 def give_up_probe(payload: dict, error_class: str, message: str) -> None:
@@ -232,7 +233,7 @@ def give_up_probe(payload: dict, error_class: str, message: str) -> None:
 def run_probe_in_process(job: ProbeJob, backend, store, on_event: EventSink | None = None) -> ProbeOutcome:
     """Local mode: the same job body in this process, with the same stored answer."""
     row = store.get_call(job.job_id)
-    if row and row["status"] == "done":
+    if row and row["status"] == CallStatus.DONE:
         return outcome_of(job, row)
     store.mark_call_queued(job.job_id, SANDBOX_QUEUE)
     outcome = execute_probe_job(job, backend, store, on_event)
@@ -252,11 +253,11 @@ def call_job(payload: dict) -> dict:
     """Worker side: run the function, store its result (provider errors go to the worker's policy)."""
     store = store_at(payload["db_path"])
     row = store.get_call(payload["call_id"])
-    if row and row["status"] == "done":
-        return {"call_id": payload["call_id"], "status": "done"}
+    if row and row["status"] == CallStatus.DONE:
+        return {"call_id": payload["call_id"], "status": CallStatus.DONE.value}
     result = _func(payload["func"])(resolve_config(payload)["args"])
     store.finish_call(payload["call_id"], result)
-    return {"call_id": payload["call_id"], "status": "done"}
+    return {"call_id": payload["call_id"], "status": CallStatus.DONE.value}
 
 
 def give_up_call(payload: dict, error_class: str, message: str) -> None:

@@ -18,6 +18,7 @@ from envqa.core.executor import Call, ProbeJob, ProbeOutcome, result_of
 from envqa.core.layout import RunLayout
 from envqa.core.models import TrialResult, TrialSpec
 from envqa.core.sandbox import SandboxBackend
+from envqa.core.statuses import CallStatus
 
 log = structlog.get_logger(__name__)
 
@@ -47,7 +48,7 @@ class LocalExecutor:
     def run_call(self, call: Call, *, deadline_sec: float | None = None) -> dict:
         """In this process; a failure is recorded on the call's row and re-raised."""
         row = self.store.get_call(call.call_id)
-        if row and row["status"] == "done":
+        if row and row["status"] == CallStatus.DONE:
             return result_of(row)
         mark_queued(self.store, call)
         return run_call_here(self.store, call)

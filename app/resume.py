@@ -7,6 +7,7 @@ from envqa.app.approvals import last_proposal_id, open_store, run_config, run_ro
 from envqa.app.runner import execute_run
 from envqa.core.config import QAConfig
 from envqa.core.errors import InputError
+from envqa.core.statuses import RunStatus
 from envqa.scheduler.control import enqueue_graph
 from envqa.scheduler.executors import redis_url
 
@@ -20,7 +21,7 @@ def continue_run(config: QAConfig, run_id: str, *, detach: bool, quiet: bool = T
     decision = store.get_approval(run_id, pid) if pid else None
     if decision is None:
         raise InputError(run_id, "no decision recorded yet: `qa approve RUN_ID` or `qa reject RUN_ID --reason TEXT`")
-    if not store.set_run_status(run_id, "running", only_from=("awaiting_approval",)):
+    if not store.set_run_status(run_id, RunStatus.RUNNING, only_from=(RunStatus.AWAITING_APPROVAL,)):
         return {"continued": False, "status": row["status"], "run_id": run_id}
     store.set_loop(run_id, pending_proposal=None)
     config = run_config(store, run_id, config)

@@ -20,6 +20,7 @@ from envqa.core.errors import InfraError, InputError
 from envqa.core.events import RunEvent
 from envqa.core.notify import notify
 from envqa.core.sandbox import SandboxBackend
+from envqa.core.statuses import RunStatus
 from envqa.graphs.run_graph import RunDeps, build_run_graph
 from envqa.sandbox.backends import create_backend
 from envqa.store.checkpoints import open_checkpointer
@@ -132,15 +133,15 @@ def execute_run(
         if row is None:
             raise InputError(str(config.db_path), f"no run with id {run_id!r} to resume")
         env_dir = Path(row["env_dir"])
-        if row["status"] != "finished":
-            store.set_run_status(run_id, "running")
+        if row["status"] != RunStatus.FINISHED:
+            store.set_run_status(run_id, RunStatus.RUNNING)
         config = run_config(store, run_id, config)  # the run goes on as it was started (models, trials, ...)
     else:
         existing = store.get_run(run_id)
-        if existing is not None and existing["status"] != "queued":  # queued: `qa run --detach` made the row
+        if existing is not None and existing["status"] != RunStatus.QUEUED:  # queued: `qa run --detach` made the row
             raise InputError(str(config.db_path), f"run id {run_id!r} already exists; use --resume")
         store.create_run(run_id, str(Path(env_dir).resolve()))
-        store.set_run_status(run_id, "running")
+        store.set_run_status(run_id, RunStatus.RUNNING)
         store.set_loop(run_id, approval_mode=approval_mode, config_json=config.model_dump_json(by_alias=True))
     try:
         with ExitStack() as stack:

@@ -25,23 +25,16 @@ from envqa.core.defaults import (
     SLACK_FLUSH_TIMEOUT_SEC,
     SLACK_SEND_BUDGET_SEC,
 )
-from envqa.core.registry import DEFAULT_EXPLOITS
+from envqa.core.registry import DEFAULT_EXPLOITS, DEFAULT_PROBES
 
 
 class ProbeSettings(Section):
     """The shortcut hunter's deterministic probes (issue 5): which run, and how hard they try."""
 
-    # Probes run by the hunt node, in order (see envqa.probes.base; `qa run` with no model runs these).
+    # Probes run by the hunt node, in order (see envqa.probes.base; `qa run` with no model runs these): by default
+    # the probe registry's `default` rows (core/registry/rules.py PROBES).
     enabled: list[str] = Field(
-        default_factory=lambda: [
-            "static",
-            "oracle_runs",
-            "exploits",
-            "solver_passes",
-            "oracle_state",
-            "egress",
-            "nop_cause",
-        ],
+        default_factory=lambda: list(DEFAULT_PROBES),
         description="probes the hunt runs, in order",
     )
     # Exploit agents to run as trials; names from the exploit registry (core/registry/exploits.py).

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from envqa.core.config import QAConfig
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, TrialResult, TrialSpec
+from envqa.core.statuses import CallStatus
 
 # Job bodies, by dotted name (importable on every worker).
 TRIAL_BODY = "envqa.app.jobs.run_trial_job"
@@ -140,7 +141,7 @@ def probe_jobs(
 
 def outcome_of(job: ProbeJob, row: dict) -> ProbeOutcome:
     """The stored answer of a finished job; a job that gave up is a lost probe, never a silent one."""
-    if row["status"] == "done":
+    if row["status"] == CallStatus.DONE:
         return ProbeOutcome.model_validate_json(row["result_json"])
     why = f"{row.get('error_class') or 'infra'}: {row.get('error_message') or 'the probe job gave up'}"
     return ProbeOutcome(
@@ -155,4 +156,4 @@ def result_of(row: dict | None) -> dict:
 
 def results_of(store, call_ids: list[str]) -> list[dict]:
     """The results of those of these calls that are done (e.g. to sum what they cost)."""
-    return [result_of(row) for row in (store.get_call(c) for c in call_ids) if row and row["status"] == "done"]
+    return [result_of(row) for row in (store.get_call(c) for c in call_ids) if row and row["status"] == CallStatus.DONE]

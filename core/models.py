@@ -155,6 +155,33 @@ class Finding(BaseModel):
             get_rule(rule)  # raises UnknownRule (a ValueError) naming the registry
         return rule
 
+    @classmethod
+    def of(
+        cls,
+        rule: str,
+        message: str,
+        *,
+        severity: Severity | None = None,
+        case: str | None = None,
+        remedy_fields: dict[str, str] | None = None,
+        **fields: Any,
+    ) -> Finding:
+        """A finding of a registered rule, its label, severity and fix taken from the rule's registry row, so no
+        call site restates them. `severity` only where a finding is lower in context than the rule's most
+        (the row's); the fix is the remedy for `case` (default: the finding's subtype) when the row has one,
+        filled with `remedy_fields` when the remedy is a template (`{want}`)."""
+        if {"label", "fix"} & fields.keys():
+            raise TypeError(f"Finding.of({rule!r}): label and fix come from the rule registry, not the call site")
+        row = get_rule(rule)
+        return cls(
+            rule=rule,
+            label=Label(row.label),
+            severity=severity or row.severity,
+            message=message,
+            fix=row.remedy_for(case or fields.get("subtype"), **(remedy_fields or {})),
+            **fields,
+        )
+
     def public(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
 

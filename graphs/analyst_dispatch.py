@@ -20,6 +20,7 @@ from envqa.core.environment import Environment
 from envqa.core.executor import LABEL_CALL, Call, absolute_config, results_of
 from envqa.core.models import Finding, TrialLabel, TrialResult
 from envqa.core.pricing import Spend, check_budget
+from envqa.core.statuses import CallStatus
 from envqa.graphs.sweep import _spend
 from envqa.probes.analyst.model import AnalystJob, analyst_call_id
 from envqa.probes.analyst.rules import LabelContext, unlabeled
@@ -88,7 +89,7 @@ def run_analyst_jobs(
     late = 0
     for t, call in zip(trials, calls):
         row, label = rows[call.call_id], store.label_for_trial(t.trial_id)
-        if label is None and row["status"] == "failed":  # the analyst could not answer: never a guessed label
+        if label is None and row["status"] == CallStatus.FAILED:  # the analyst could not answer: never a guessed label
             label = store.save_label(
                 run_id,
                 unlabeled(

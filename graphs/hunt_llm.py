@@ -16,8 +16,7 @@ from __future__ import annotations
 import structlog
 
 from envqa.core.environment import Environment
-from envqa.core.models import Finding, Label, Outcome, Severity, TrialLabel, TrialResult, TrialSpec
-from envqa.core.registry import get_rule
+from envqa.core.models import Finding, Outcome, TrialLabel, TrialResult, TrialSpec
 from envqa.core.run_deps import RunDeps
 from envqa.graphs.analyst_dispatch import budget_reached
 from envqa.graphs.analyze import label_trials, version_rollup
@@ -31,18 +30,14 @@ from envqa.probes.solver_passes import solver_commands
 
 log = structlog.get_logger(__name__)
 RULE = "llm-exploit"
-FIX = get_rule(RULE).remedy  # the rule registry's remedy for llm-exploit
 
 
 def _finding(message: str, evidence: list[str], trial_ids: list[str]) -> Finding:
-    return Finding(
+    return Finding.of(
         rule=RULE,
-        label=Label.SHORTCUT,
-        severity=Severity.CRITICAL,
         message=message,
         evidence=evidence,
         location="tests/test.sh",
-        fix=FIX,
         trial_ids=trial_ids,
     )
 

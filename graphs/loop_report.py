@@ -14,6 +14,7 @@ from envqa.core.layout import RunLayout
 from envqa.core.models import Finding, TrialResult
 from envqa.core.notify import notify
 from envqa.core.run_deps import RunDeps
+from envqa.core.verdicts import Verdict
 from envqa.graphs.analyze import report_label
 from envqa.graphs.decide import band_measure, open_findings
 from envqa.graphs.gate import oracle_notice
@@ -171,7 +172,9 @@ def report_node(deps: RunDeps, state) -> dict:
         "verdict": verdict,
         "stop_reason": stop,
     }
-    notify(deps.config, "run_incomplete" if verdict == "incomplete" else "run_finished", payload, store=deps.store)
+    notify(
+        deps.config, "run_incomplete" if verdict == Verdict.INCOMPLETE else "run_finished", payload, store=deps.store
+    )
     if stop and stop.startswith("budget"):
         notify(deps.config, "budget_stop", payload, store=deps.store)
     return {"verdict": verdict, "stop_reason": stop}
@@ -179,7 +182,7 @@ def report_node(deps: RunDeps, state) -> dict:
 
 def awaiting_report(deps: RunDeps, state, payload: dict) -> dict:
     """The report at an approval checkpoint: verdict `awaiting_approval`, the proposal in full."""
-    body = report_body(deps, state, "awaiting_approval", None, pending=payload)
+    body = report_body(deps, state, Verdict.AWAITING_APPROVAL.value, None, pending=payload)
     deps.store.save_pending_report(state["run_id"], body)
     export_report(deps, state["run_id"])
     return body

@@ -1,8 +1,10 @@
 """Every built-in probe, registered, and `run_probes`: what `[probes] enabled` names runs here.
 
-The registry and `register_probe` live in probes/base.py, which the probes themselves import; this module
-imports the probes (each registers itself as it loads), so the registry is complete without base.py
-importing its own users.
+A probe is declared once, in the probe registry (core/registry/rules.py PROBES: its id, stage, how the gate
+re-checks it, whether the hunt runs it by default; its rules name it in rules.toml). Its function registers
+under that id (`@register_probe` in probes/base.py, which the probes themselves import); this module imports
+the probes' modules, so the registry is complete without base.py importing its own users, and checks at import
+that the functions and the declarations are the same set.
 """
 
 from __future__ import annotations
@@ -11,10 +13,26 @@ import structlog
 
 from envqa.core.errors import InfraError
 from envqa.core.models import Finding
+from envqa.core.registry import HUNT_PROBES
 from envqa.probes import egress, exploits, flakiness, nop_cause, oracle_state, solver_passes, static  # noqa: F401  (each registers itself)
+from envqa.probes.base import PROBES as REGISTERED
 from envqa.probes.base import Probe, ProbeContext, registered_probe
 
 log = structlog.get_logger(__name__)
+
+
+def _check_declared() -> None:
+    """A registered function without its registry row (or a hunt row without its function) fails here, at
+    import, not when a run names it."""
+    registered, declared = set(REGISTERED.names()), set(HUNT_PROBES)
+    if registered != declared:
+        raise ValueError(
+            f"probe functions {sorted(registered - declared)} have no hunt row in core/registry/rules.py PROBES; "
+            f"hunt rows {sorted(declared - registered)} have no @register_probe function imported here"
+        )
+
+
+_check_declared()
 
 
 def get_probe(name: str) -> Probe:

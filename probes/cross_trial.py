@@ -30,8 +30,7 @@ from envqa.core.defaults import (
     CROSS_TRIAL_NEAR_CEILING,
 )
 from envqa.core.imported import ImportedTrial
-from envqa.core.models import Finding, Label, Outcome, Severity
-from envqa.core.registry import REMEDIES
+from envqa.core.models import Finding, Outcome, Severity
 from envqa.probes.cross_trial_missing import verifier_wants_missing_file
 from envqa.probes.cross_trial_steps import copied_values, looked_at_tests, tampering
 from envqa.probes.cross_trial_text import Difference, at_threshold, difference, differently_worded, failure_subject
@@ -78,16 +77,15 @@ def fails_alone(t: ImportedTrial) -> str | None:
 
 
 def _finding(
-    rule: str, label: Label, severity: Severity, message: str, evidence: list[str], ids: list[str], location: str
+    rule: str, message: str, evidence: list[str], ids: list[str], location: str, severity: Severity | None = None
 ) -> Finding:
-    return Finding(
+    """A cross-trial finding: label, most severity and fix from the rule's registry row."""
+    return Finding.of(
         rule=rule,
-        label=label,
         severity=severity,
         message=message,
         evidence=evidence[:12],
         location=location,
-        fix=REMEDIES.get(rule),
         trial_ids=sorted(ids),
     )
 
@@ -200,13 +198,12 @@ def test_fails_alone(task: TaskTrials) -> list[Finding]:
         out.append(
             _finding(
                 "test-fails-alone",
-                Label.AMBIGUITY,
-                severity,
                 f"{test} fails alone in {len(ids)} of {len(failed)} failed trials, across "
                 f"{len(agents)} agents ({', '.join(sorted(agents))}){tail}",
                 evidence,
                 ids,
                 f"{task.task}: {test}",
+                severity=severity,
             )
         )
     return out
@@ -230,8 +227,6 @@ def converging_wrong_answers(task: TaskTrials) -> list[Finding]:
         out.append(
             _finding(
                 "converging-wrong-answers",
-                Label.AMBIGUITY,
-                Severity.ERROR,
                 f"{test}: {len(same)} failed trials of {len(models)} different models "
                 f"({', '.join(models)}) end with the same wrong value {diff.got} (the test wants "
                 f"{diff.want}): the instruction admits another answer",
@@ -286,13 +281,12 @@ def _converging_without_value(task: TaskTrials, test: str, ids: list[str]) -> li
     return [
         _finding(
             "converging-wrong-answers",
-            Label.AMBIGUITY,
-            Severity.WARNING,
             f"{test}: {len(same)} of {len(ids)} failed trials, of {len(models)} models ({', '.join(models)}), end at "
             f"{best}: review whether the instruction states what the test holds them to",
             [_quote(task, i, test) for i in same[:4]],
             same,
             f"{task.task}: {test}",
+            severity=Severity.WARNING,
         )
     ]
 
@@ -320,8 +314,6 @@ def verifier_shortcuts(task: TaskTrials) -> list[Finding]:
         out.append(
             _finding(
                 rule,
-                Label.SHORTCUT,
-                Severity.CRITICAL,
                 f"trial {first.trial_name} ({first.agent_model}) passed, and its trajectory "
                 f"{hits[0].what} (steps {steps}){by}{more}",
                 [f"trial {t.trial_name} {_story(t, hs)} ({t.agent_model})" for _, t, hs in cases][:12],
@@ -345,8 +337,6 @@ def outlier_pass(task: TaskTrials) -> list[Finding]:
     return [
         _finding(
             "outlier-pass",
-            Label.SHORTCUT,
-            Severity.INFO,
             f"only {agent} passes {task.task} ({len(ids)} of {len(by_agent[agent])} trials); "
             f"{len(others)} other agents fail every trial ({', '.join(others)}): review this pass",
             [f"trial {task.trials[i].trial_name} trajectory: {task.trials[i].path}" for i in ids],
@@ -364,8 +354,6 @@ def agent_never_ran(task: TaskTrials) -> list[Finding]:
     return [
         _finding(
             "agent-never-ran",
-            Label.INFRA,
-            Severity.INFO,
             f"{agent} never ran in {len(ids)} trial(s) of {task.task}: a harness problem, left out of the pass rate",
             [f"trial {task.trials[i].trial_name}: {task.trials[i].error_message or 'no steps'}" for i in ids],
             ids,

@@ -15,8 +15,7 @@ from typing import Protocol
 from envqa.core.defaults import CROSS_TRIAL_MIN_AGENTS, CROSS_TRIAL_MISSING_SHARE
 from envqa.core.defaults import CROSS_TRIAL_MISSING_MIN_FAILED as MIN_FAILED
 from envqa.core.imported import ImportedTrial
-from envqa.core.models import Finding, Label, Outcome, Severity
-from envqa.core.registry import REMEDIES
+from envqa.core.models import Finding, Outcome, Severity
 
 
 class TaskTrials(Protocol):
@@ -69,10 +68,9 @@ def verifier_wants_missing_file(task: TaskTrials) -> list[Finding]:
     unstated = bool(task.instruction) and not stated
     known = "the instruction never names it" if unstated else "check that the instruction names it (--tasks compares)"
     return [
-        Finding(
-            rule="verifier-wants-missing-file",
-            label=Label.AMBIGUITY,
-            severity=Severity.ERROR if unstated else Severity.WARNING,
+        Finding.of(
+            "verifier-wants-missing-file",
+            severity=None if unstated else Severity.WARNING,
             message=f"the verifier reports {path} missing in {len(ids)} failed trials across {len(agents)} "
             f"agents/models ({', '.join(agents)}): the test looks for a file no agent wrote; {known}",
             evidence=[
@@ -80,7 +78,6 @@ def verifier_wants_missing_file(task: TaskTrials) -> list[Finding]:
                 for i in ids[:4]
             ],
             location=f"{task.task}: {path}",
-            fix=REMEDIES.get("verifier-wants-missing-file"),
             trial_ids=sorted(ids),
         )
     ]

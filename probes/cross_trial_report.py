@@ -13,9 +13,8 @@ from collections import defaultdict
 from envqa.core.imported import ImportedTrial
 from envqa.core.models import Finding, Outcome, Severity
 from envqa.core.stats import band_of_point, summarize
+from envqa.core.verdicts import combined_exit, exit_code
 from envqa.probes.cross_trial import NOT_POOL, TaskTrials, cross_trial_findings, per_test_table
-
-VERDICT_EXIT = {"clean": 0, "findings": 1, "out_of_band": 1, "incomplete": 3}
 
 
 def agent_rates(
@@ -92,7 +91,4 @@ def task_triage(
 
 def dataset_exit(triages: list[dict]) -> int:
     """As a dataset run: 1 when any task has findings or is out of band, else 3 when any could not be measured."""
-    codes = {VERDICT_EXIT[t["verdict"]] for t in triages}
-    if 1 in codes:
-        return 1
-    return 3 if 3 in codes else 0
+    return combined_exit(exit_code(t["verdict"]) for t in triages)

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import re
 
-from envqa.core.models import Finding, Label, Severity
-from envqa.core.registry import REMEDIES
+from envqa.core.models import Finding, Severity
 
 SEVERITY_RANK = {"critical": 4, "error": 3, "warning": 2, "info": 1}
 EVIDENCE_RANK = {  # how strongly a rule's evidence shows the flaw: trajectory steps > failure texts > patterns
@@ -62,15 +61,13 @@ def sibling_shortcuts(triages: list[dict]) -> None:
                 continue
             if any(f["rule"] in PROVEN for f in other["findings"]):
                 continue
-            warn = Finding(
-                rule=finding["rule"],
-                label=Label.SHORTCUT,
+            warn = Finding.of(
+                finding["rule"],
                 severity=Severity.WARNING,
                 message=f"a sibling task, {source['task']}, shares its tests and a passing trajectory there did this: "
                 f"{finding['message']}; the same verifier likely leaks here (no trajectory here shows it)",
                 evidence=finding["evidence"][:4],
                 location=f"{other['task']} (sibling of {source['task']})",
-                fix=REMEDIES.get(finding["rule"]),
                 trial_ids=finding.get("trial_ids", [])[:12],
             )
             other["findings"].append(warn.public())

@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 
 from envqa.core.environment import Environment
-from envqa.core.models import Finding, Label, Severity
+from envqa.core.models import Finding, Severity
 from envqa.core.parsers.dockerfile import parse_dockerfile
 from envqa.core.parsers.pip import pip_args
 from envqa.core.parsers.shell import Command, parse_script
@@ -109,15 +109,13 @@ def apt_pin_findings(env: Environment) -> list[Finding]:
             for pin in _apt_pins(cmd):
                 name = pin.split("=")[0]
                 out.append(
-                    Finding(
-                        rule="apt-version-pinned",
-                        label=Label.BRITTLENESS,
-                        severity=Severity.WARNING,
+                    Finding.of(
+                        "apt-version-pinned",
+                        remedy_fields={"name": name},
                         message=f"{where} installs the exact apt version {pin}: the archive keeps only the current "
                         f"version of {name}, so this install fails once the package is updated",
                         evidence=[cmd.evidence(where)],
                         location=f"{where}:{cmd.line}",
-                        fix=f"install {name} without `=version` (or from a snapshot archive that keeps it)",
                     )
                 )
     return out
@@ -198,16 +196,13 @@ def _add_urls(env: Environment) -> list[tuple[int, str, str]]:
 def _download_finding(phase: str, where: str, line: int, text: str, url: str, reason: str, prebuilt: bool) -> Finding:
     when = {"build": "at image build", "solve": "when the reference solution runs", "verify": "at every verify"}
     quiet = phase == "build" and prebuilt
-    return Finding(
-        rule="download-of-moving-target",
-        label=Label.BRITTLENESS,
-        severity=Severity.INFO if quiet else Severity.WARNING,
+    return Finding.of(
+        "download-of-moving-target",
+        severity=Severity.INFO if quiet else None,
         message=f"{where} fetches {url} {when[phase]}: {reason}, so what it gets changes or disappears under "
         "the same URL" + (" (the task names a prebuilt image: this bites at the next rebuild)" if quiet else ""),
         evidence=[f"{where}:{line}: {text}"],
         location=f"{where}:{line}",
-        fix="fetch a fixed version (tag, commit, versioned URL) checked "
-        "against its sha256, or ship the file with the task",
     )
 
 
@@ -234,16 +229,12 @@ def _instruction_downloads(env: Environment) -> list[Finding]:
             reason = moving_reason(url)
             if reason:
                 out.append(
-                    Finding(
-                        rule="download-of-moving-target",
-                        label=Label.BRITTLENESS,
-                        severity=Severity.WARNING,
+                    Finding.of(
+                        "download-of-moving-target",
                         message=f"the instruction sends the agent to {url}, {reason}: the task depends on an "
                         "outside resource it does not ship, which can change, vanish or block the agent",
                         evidence=[f"instruction.md:{n}: {line.strip()[:200]}"],
                         location=f"instruction.md:{n}",
-                        fix="fetch a fixed version (tag, commit, versioned URL) checked "
-                        "against its sha256, or ship the file with the task",
                     )
                 )
     return out
@@ -297,16 +288,13 @@ def parallel_build_findings(env: Environment) -> list[Finding]:
                 "unbounded": "an unbounded number of jobs",
             }.get(jobs, f"{jobs} jobs")
             out.append(
-                Finding(
-                    rule="parallel-build-over-cpu-limit",
-                    label=Label.BRITTLENESS,
-                    severity=Severity.WARNING,
+                Finding.of(
+                    "parallel-build-over-cpu-limit",
+                    remedy_fields={"jobs": str(max(int(cpus), 1))},
                     message=f"{where} builds with {asked} under the task's {cpus:g} CPU / {memory} MB limit: the "
                     "compilers share that memory and CPU, so the build can be killed for memory or run out of time",
                     evidence=[cmd.evidence(where), f"task.toml: cpus = {cpus:g}, memory_mb = {memory}"],
                     location=f"{where}:{cmd.line}",
-                    fix=f"build with at most -j{max(int(cpus), 1)} (the task's cpus), or raise cpus and memory_mb "
-                    "in task.toml to what the build needs",
                 )
             )
     return out

@@ -13,7 +13,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from envqa.core.environment import Environment
-from envqa.core.models import Finding, Label, Severity
+from envqa.core.models import Finding, Severity
 from envqa.core.task_config import NetworkMode
 from envqa.probes.base import ProbeContext, register_probe
 from envqa.probes.strace_rules import describe
@@ -75,9 +75,8 @@ def egress_probe(ctx: ProbeContext) -> list[Finding]:
     declared = declares_network(ctx.env)
     connects = [describe(e) for e in opened.events if e.kind == "connect"][:8]
     return [
-        Finding(
+        Finding.of(
             rule="network-dependent-pass",
-            label=Label.SHORTCUT,
             severity=Severity.INFO if declared else Severity.ERROR,
             message=(
                 "the oracle passes only with the network: with egress cut the same run fails"
@@ -95,11 +94,6 @@ def egress_probe(ctx: ProbeContext) -> list[Finding]:
             + connects,
             location="task.toml",
             trial_ids=[opened.result.trial_id, cut.result.trial_id],
-            fix=(
-                "keep it declared and pin what is fetched"
-                if declared
-                else 'make the task work offline, or declare the need ([environment] network_mode = "allowlist") '
-                "and allow only what it needs"
-            ),
+            case="declared" if declared else None,
         )
     ]

@@ -14,7 +14,7 @@ from pathlib import Path
 from envqa.agents.trial import TrialVerifier
 from envqa.core.defaults import PROBE_EXEC_SEC
 from envqa.core.environment import Environment
-from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
+from envqa.core.models import Finding, Outcome, TrialResult
 from envqa.core.sandbox import Sandbox
 from envqa.probes.base import ProbeContext, register_probe
 from envqa.probes.validation import trial_evidence
@@ -37,10 +37,8 @@ def oracle_runs_probe(ctx: ProbeContext) -> list[Finding]:
     if not failed or len(failed) == len(runs):
         return []  # all pass: fine; all fail (no validation): validation's rules say it, not flakiness
     return [
-        Finding(
+        Finding.of(
             rule="oracle-flaky",
-            label=Label.BRITTLENESS,
-            severity=Severity.CRITICAL,
             message=(
                 f"the reference solution failed {len(failed)} of {len(runs)} runs: "
                 "the tests or the environment are non-deterministic"
@@ -48,7 +46,6 @@ def oracle_runs_probe(ctx: ProbeContext) -> list[Finding]:
             evidence=trial_evidence(failed)
             + [f"passing runs: {', '.join(t.trial_id for t in runs if t.outcome == Outcome.PASS)}"],
             location="solution/solve.sh",
-            fix="run solution/solve.sh then tests/test.sh in the image by hand and compare",
             trial_ids=[t.trial_id for t in failed],
         )
     ]
@@ -84,10 +81,8 @@ def rerun_findings(
     if mutated is not None:  # the verifier's own writes explain the disagreement (probes/verifier_writes.py)
         return [mutated]
     return [
-        Finding(
+        Finding.of(
             rule="verifier-nondeterministic",
-            label=Label.BRITTLENESS,
-            severity=Severity.ERROR,
             message=f"the verifier gave different verdicts on one unchanged end state: {', '.join(verdicts)}",
             evidence=[
                 f"trial {result.trial_id}: verdicts of {len(verdicts)} verifier runs on the oracle's end state: "
@@ -96,6 +91,5 @@ def rerun_findings(
             ],
             location="tests/",
             trial_ids=[result.trial_id],
-            fix="remove time, randomness and leftover state (files in /tmp, counters) from the tests",
         )
     ]

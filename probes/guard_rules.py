@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from envqa.core.environment import Environment
-from envqa.core.models import Finding, Label, Severity
+from envqa.core.models import Finding
 from envqa.core.parsers.dockerfile import parse_dockerfile
 from envqa.core.parsers.shell import Command, parse_script
 from envqa.probes.task_files import rel as _rel
@@ -113,16 +113,12 @@ def permission_guard_rules(env: Environment) -> list[Finding]:
     for rel, cmd, effect, targets in hits[:5]:
         in_verifier = not rel.endswith("Dockerfile")
         findings.append(
-            Finding(
+            Finding.of(
                 rule="permission-guard-root-agent",
-                label=Label.SHORTCUT,
-                severity=Severity.WARNING,
                 message=f"{', '.join(targets)} is {WHY[effect]}"
                 + ("; test.sh runs the agent's code as root too, so this guards nothing" if in_verifier else ""),
                 evidence=[cmd.evidence(rel)],
                 location=f"{rel}:{cmd.line}",
-                fix="run the agent as a non-root USER, or keep what must not be read or changed out of the agent's image "
-                "(tests/ is uploaded only for the verifier)",
             )
         )
     return findings

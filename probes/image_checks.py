@@ -19,7 +19,7 @@ from envqa.core.adapter_passwords import keys_payload
 from envqa.core.config import QAConfig
 from envqa.core.defaults import IMAGE_SCAN_EXEC_SEC
 from envqa.core.environment import Environment
-from envqa.core.models import Finding, Label, Severity
+from envqa.core.models import Finding
 from envqa.core.package_scripts import read_script
 from envqa.core.parsers.shell import SHELLS, parse_script
 from envqa.core.sandbox import SandboxBackend, SandboxSpec
@@ -223,17 +223,13 @@ def archive_findings(sandbox, task: str = "") -> list[Finding]:
         "opened it"
     )
     return [
-        Finding(
+        Finding.of(
             rule="encrypted-solution-in-image",
-            label=Label.SHORTCUT,
-            severity=Severity.ERROR,
             message=("an encrypted file" if encrypted else "an archive")
             + " in the agent's image points at the solution "
             "or the expected outputs: " + how,
             evidence=evidence,
             location="environment/Dockerfile",
-            fix="keep solutions and expected outputs out of the image, encrypted or not: solution/ and tests/ are "
-            "uploaded only when they are needed",
         )
     ]
 
@@ -248,28 +244,22 @@ def _scan_findings(res, commands: dict[str, str]) -> list[Finding]:
     if data["literals"]:
         ev = [f"{lit[:80]!r} found in {', '.join(paths[:3])}" for lit, paths in list(data["literals"].items())[:10]]
         findings.append(
-            Finding(
+            Finding.of(
                 rule="test-literals-in-image",
-                label=Label.SHORTCUT,
-                severity=Severity.CRITICAL,
                 message="strings the tests compare against are already in the agent's image: an agent can find and "
                 "replay them instead of computing them",
                 evidence=ev,
                 location="environment/Dockerfile",
-                fix="remove expected outputs from the image; keep them in tests/ (uploaded only for the verifier)",
             )
         )
     for cmd, path in sorted(data["commands"].items()):
         findings.append(
-            Finding(
+            Finding.of(
                 rule="verifier-runs-image-file",
-                label=Label.SHORTCUT,
-                severity=Severity.ERROR,
                 message=f"test.sh runs {path}, which lives in the agent's image: the agent can rewrite it so the "
                 "verifier passes whatever it did",
                 evidence=[commands[cmd], f"{path} is in the image and not from a Debian package"],
                 location=commands[cmd].split(": ")[0],
-                fix="ship verifier helpers in tests/ and run them from /tests",
             )
         )
     return findings

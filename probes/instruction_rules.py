@@ -13,10 +13,10 @@ Every finding carries both lines (file:line) when there are two: the test's and 
 
 from __future__ import annotations
 
-from envqa.core.consistency.compare import CONTRADICTS, SPELLING, UNSTATED, Mismatch, mismatches
+from envqa.core.consistency.compare import CONTRADICTS, UNSTATED, Mismatch, mismatches
 from envqa.core.consistency.guards import task_facts
 from envqa.core.environment import Environment
-from envqa.core.models import Finding, Label, Severity
+from envqa.core.models import Finding
 
 WHAT = {"path": "path", "url": "URL", "port": "port", "user": "user name", "branch": "branch", "host": "host name"}
 UNSTATED_TEXT = {
@@ -26,12 +26,6 @@ UNSTATED_TEXT = {
     "leave it alone",
     "user": "the tests look up the account {want!r}, which the instruction never names",
     "branch": "the tests check the branch {want!r}, which the instruction never names",
-}
-FIXES = {
-    CONTRADICTS: "make the instruction and the tests name the same literal (when the tests and the reference "
-    "solution agree, correct the instruction)",
-    UNSTATED: 'state it in instruction.md (e.g. "Write the result to {want}", "Do not modify {want}")',
-    SPELLING: "write the exact form the tests compare in the instruction, or make the tests accept both",
 }
 
 
@@ -68,14 +62,12 @@ def instruction_findings(env: Environment) -> list[Finding]:
     out = []
     for m in mismatches(facts):
         out.append(
-            Finding(
+            Finding.of(
                 rule=m.rule,
-                label=Label.AMBIGUITY,
-                severity=Severity.ERROR if m.rule == CONTRADICTS else Severity.WARNING,
                 message=_message(m),
                 evidence=_evidence(m, facts.instruction.file),
                 location=m.test.where,
-                fix=FIXES[m.rule].format(want=m.want),
+                remedy_fields={"want": m.want},
             )
         )
     return out

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from envqa.core.environment import Environment
-from envqa.core.models import Finding, Label, Severity
+from envqa.core.models import Finding, Severity
 from envqa.core.parsers.dockerfile import instruction_spans
 
 CHECK_FILE = re.compile(r"(^|/)(test\.sh|run-tests\.sh|conftest\.py|test_[^/]*\.py|[^/]*_test\.py)$")
@@ -43,30 +43,26 @@ def lint_structure(env: Environment) -> list[Finding]:
         lineno, line = span.start + 1, lines[span.start]
         what = hit.group(2)
         is_solution = what.startswith("sol")
-        severity, message, fix = (
+        severity, message, case = (
             (
                 Severity.CRITICAL,
                 f"the agent's image receives the reference solution ({sources}): an agent can read and replay it",
-                FIX_REMOVE,
+                None,
             )
             if is_solution
             else _tests_copy(env, words[:-1], sources)
         )
         findings.append(
-            Finding(
+            Finding.of(
                 rule="dockerfile-copies-solution" if is_solution else "dockerfile-copies-tests",
-                label=Label.SHORTCUT,
-                severity=severity,
                 message=message,
+                severity=severity,
+                case=case,
                 evidence=[f"{rel}:{lineno}: {line.strip()}"],
                 location=f"{rel}:{lineno}",
-                fix=fix,
             )
         )
     return findings
-
-
-FIX_REMOVE = "remove this COPY; solution/ and tests/ are uploaded only in their own phase"
 
 
 def _copied_files(env: Environment, sources: list[str]) -> list[str] | None:
@@ -86,27 +82,28 @@ def _copied_files(env: Environment, sources: list[str]) -> list[str] | None:
     return out
 
 
-def _tests_copy(env: Environment, sources: list[str], shown: str) -> tuple[Severity, str, str]:
+def _tests_copy(env: Environment, sources: list[str], shown: str) -> tuple[Severity, str, str | None]:
+    """Severity, message and remedy case (rules.toml `[rule.remedies]`) by what the copied files are."""
     files = _copied_files(env, sources)
     checks = [f for f in files or [] if CHECK_FILE.search(f) or EXPECTED_OUTPUT.search(f.rsplit("/", 1)[-1])]
     if files is None or (checks and not _announced(env, checks)):
         return (
             Severity.CRITICAL,
             f"the agent's image receives the tests ({shown}): an agent can read and replay it",
-            (FIX_REMOVE),
+            None,
         )
     if checks:
         return (
             Severity.WARNING,
             f"the agent's image receives the verifier's checks ({', '.join(checks)}), and the instruction points the "
             "agent to them: deliberate, but the agent reads exactly what is checked and any expected value in it",
-            "copy only what the agent needs (inputs, a public example test); keep the verifier's checks in tests/",
+            "announced-checks",
         )
     return (
         Severity.INFO,
         f"the image receives files kept under a tests/ folder ({shown}): not the verifier's checks or expected "
         "outputs by their names, so the task's inputs; nothing the verifier decides with reaches the agent",
-        "keep the task's inputs beside the Dockerfile (not under tests/) so their role is plain",
+        "task-inputs",
     )
 
 

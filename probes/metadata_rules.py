@@ -28,7 +28,7 @@ import yaml
 
 from envqa.core.environment import Environment
 from envqa.core.input_files import InputFileError, read_toml
-from envqa.core.models import Finding, Label, Severity
+from envqa.core.models import Finding, Severity
 
 PLACEHOLDERS = {
     "todo",
@@ -150,15 +150,12 @@ def placeholder_rules(env: Environment) -> list[Finding]:
     if not hits:
         return []
     return [
-        Finding(
+        Finding.of(
             rule="task-metadata-placeholder",
-            label=Label.BRITTLENESS,
-            severity=Severity.INFO,
             message=f"{where} has metadata that was never filled in (a template default or placeholder): dataset "
             "tooling sorts, filters and credits tasks by it",
             evidence=hits[:8],
             location=hits[0].split(": ")[0],
-            fix="replace placeholder metadata with the task's real category, tags, author and time estimates",
         )
     ]
 
@@ -210,14 +207,12 @@ def estimate_rules(env: Environment) -> list[Finding]:
     severity = Severity.WARNING if any(s == Severity.WARNING for s, _ in problems) else Severity.INFO
     at = line_of(env, where, ESTIMATES[0] if expert is not None else ESTIMATES[1])
     return [
-        Finding(
+        Finding.of(
             rule="task-time-estimate-implausible",
-            label=Label.BRITTLENESS,
             severity=severity,
             message=f"{where}'s time estimates cannot describe this task: " + "; ".join(p for _s, p in problems),
             evidence=[f"{at}: {section}{p}" for _s, p in problems][:6],
             location=at,
-            fix="give expert and junior time estimates in minutes, as measured on the reference solution",
         )
     ]
 

@@ -34,7 +34,7 @@ from envqa.core.defaults import (
     PROBE_QUICK_EXEC_SEC,
 )
 from envqa.core.environment import Environment
-from envqa.core.models import Finding, Label, Severity, TrialResult
+from envqa.core.models import Finding, Severity, TrialResult
 from envqa.core.sandbox import Sandbox
 from envqa.probes.flakiness import verdict_on_state
 from envqa.probes.mutation_kinds import code_kind, output_rank, stated_in, traced_code, verifier_text
@@ -252,9 +252,8 @@ def mutation_findings(
 
 def _accepts_mutant(result: TrialResult, head: str, survivors: list[_Survivor]) -> Finding:
     serious = any(s.serious for s in survivors)
-    return Finding(
+    return Finding.of(
         rule="verifier-accepts-mutant",
-        label=Label.SHORTCUT,
         severity=Severity.ERROR if serious else Severity.WARNING,
         message=f"the verifier passed {len(survivors)} mutant(s) of the oracle's outputs: "
         + (
@@ -266,16 +265,13 @@ def _accepts_mutant(result: TrialResult, head: str, survivors: list[_Survivor]) 
         evidence=[head] + [s.line for s in survivors][:12],
         location="tests/",
         trial_ids=[result.trial_id],
-        fix="compare the outputs' full content (every line, every number) with the expected values",
     )
 
 
 def _tolerates(result: TrialResult, head: str, files: list[FileVerdicts], thresholds: list[str]) -> Finding:
     stated = "; ".join(t.split(": ", 1)[-1] for t in thresholds[:3])
-    return Finding(
+    return Finding.of(
         rule="verifier-tolerates-partial-answer",
-        label=Label.BRITTLENESS,
-        severity=Severity.INFO,
         message="the verifier scores the answer record by record and passes above a threshold"
         + (f" ({stated})" if stated else " (seen from the mutants: not stated in the tests' Python code)")
         + ": a partly wrong answer earns reward, a wholly wrong one does not",
@@ -288,5 +284,4 @@ def _tolerates(result: TrialResult, head: str, files: list[FileVerdicts], thresh
         ],
         location=thresholds[0].split(":", 1)[0] if thresholds else "tests/",
         trial_ids=[result.trial_id],
-        fix="nothing, if the instruction states the tolerance; otherwise state it there",
     )

@@ -32,7 +32,7 @@ from envqa.core.defaults import (
     PROBE_SCAN_EXEC_SEC,
 )
 from envqa.core.environment import Environment
-from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
+from envqa.core.models import Finding, Outcome, TrialResult
 from envqa.core.sandbox import Sandbox, SandboxError
 from envqa.core.strace import PATH_SYSCALLS, PathUse, path_uses
 from envqa.core.task_config import VerifierEnvironmentMode
@@ -179,15 +179,12 @@ def nop_cause_finding(facts: NopFacts, env: Environment, nop: list[TrialResult],
     if cause is None:
         return None
     reward = nop[0].reward if nop and nop[0].reward is not None else result.reward or 0.0
-    return Finding(
+    return Finding.of(
         rule="nop-passes",
-        label=Label.SHORTCUT,
-        severity=Severity.CRITICAL,
         subtype=cause.subtype,
         message=f"nop earned reward {reward:g}: {cause.summary}",
         evidence=[f"trial {result.trial_id}: the verifier rerun on the nop's end state under strace"] + cause.evidence,
         location=cause.location,
-        fix=cause.fix,
         trial_ids=[t.trial_id for t in nop] + [result.trial_id],
     )
 

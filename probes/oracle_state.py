@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 from envqa.core.defaults import PROBE_QUICK_EXEC_SEC, PROBE_SCAN_EXEC_SEC
-from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
+from envqa.core.models import Finding, Outcome, TrialResult
 from envqa.core.package_scripts import read_script
 from envqa.core.registry import VERIFIER_ERRORS
 from envqa.core.sandbox import Sandbox
@@ -64,15 +64,12 @@ def leaked_output_findings(sandbox: Sandbox, result: TrialResult, outputs: list[
     if not hits:
         return []
     return [
-        Finding(
+        Finding.of(
             rule="solution-output-in-image",
-            label=Label.SHORTCUT,
-            severity=Severity.CRITICAL,
             message="the reference solution's outputs are already in the agent's image: copying them earns reward",
             evidence=[f"oracle output {out} is byte-identical to image file {src}" for out, src in hits[:10]],
             location="environment/Dockerfile",
             trial_ids=[result.trial_id],
-            fix="do not ship expected outputs in the image; generate them in tests/ at verify time",
         )
     ]
 

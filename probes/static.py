@@ -24,7 +24,7 @@ from pathlib import Path
 import yaml
 
 from envqa.core.environment import Environment
-from envqa.core.models import Finding, Label, Severity
+from envqa.core.models import Finding, Severity
 from envqa.core.network_policy import verifier_network_of
 from envqa.core.parsers.dockerfile import parse_dockerfile
 from envqa.core.parsers.pip import pip_args, unpinned_packages
@@ -93,15 +93,12 @@ def reward_rules(env: Environment) -> list[Finding]:
     success = [bool(v is not None and SUCCESS.match(v)) for _c, v in writes]
     if all(success):
         findings.append(
-            Finding(
+            Finding.of(
                 rule="reward-not-written-on-failure",
-                label=Label.SHORTCUT,
-                severity=Severity.ERROR,
                 message="test.sh writes a reward only when the tests pass: on failure no reward is written, so a "
                 "reward file the agent left behind (or none at all) decides the trial",
                 evidence=[c.evidence(rel) for c, _v in writes[:5]],
                 location=f"{rel}:{writes[0][0].line}",
-                fix="write 0 first (or on the failure path) and 1 only when the tests pass",
             )
         )
     strict = any(
@@ -114,14 +111,11 @@ def reward_rules(env: Environment) -> list[Finding]:
     last, last_success = writes[-1][0], success[-1]
     if last_success and not last.conditional and not strict:
         findings.append(
-            Finding(
+            Finding.of(
                 rule="reward-written-unconditionally",
-                label=Label.SHORTCUT,
-                severity=Severity.CRITICAL,
                 message="the last reward test.sh writes is a success value written whatever the tests said",
                 evidence=[last.evidence(rel)],
                 location=f"{rel}:{last.line}",
-                fix="write the success reward only when the test command succeeded (`&&` or an if on its status)",
             )
         )
     return findings
@@ -167,9 +161,8 @@ def runtime_fetch_rules(env: Environment) -> list[Finding]:
     cmd, _urls = hits[0]
     offline = task_network_cut(env)
     return [
-        Finding(
+        Finding.of(
             rule="verifier-installs-at-runtime",
-            label=Label.BRITTLENESS,
             severity=Severity.WARNING if offline else Severity.INFO,
             message="the verifier installs or downloads at run time: "
             + (
@@ -180,7 +173,6 @@ def runtime_fetch_rules(env: Environment) -> list[Finding]:
             ),
             evidence=[c.evidence(rel) for c, _u in hits[:5]],
             location=f"{rel}:{cmd.line}",
-            fix="install the verifier's dependencies in the image (pinned) and keep test.sh offline",
         )
     ]
 
@@ -202,15 +194,12 @@ def pin_rules(env: Environment) -> list[Finding]:
         loose = unpinned_packages(args) if args else []
         if loose:
             findings.append(
-                Finding(
+                Finding.of(
                     rule="unpinned-python-dependency",
-                    label=Label.BRITTLENESS,
-                    severity=Severity.WARNING,
                     message=f"pip installs {', '.join(loose)} without a pinned version: the environment changes "
                     "when a new release comes out",
                     evidence=[cmd.evidence(rel)],
                     location=f"{rel}:{cmd.line}",
-                    fix="pin every package (`name==version`)",
                 )
             )
     for req in sorted(env.build_context.glob("requirements*.txt")):
@@ -218,14 +207,11 @@ def pin_rules(env: Environment) -> list[Finding]:
         for n, ln in _code_lines(req):
             if not ln.strip().startswith("-") and not re.search(r"(==|===|@)", ln):
                 findings.append(
-                    Finding(
+                    Finding.of(
                         rule="unpinned-python-dependency",
-                        label=Label.BRITTLENESS,
-                        severity=Severity.WARNING,
                         message=f"requirement {ln.strip()!r} is not pinned",
                         evidence=[f"{rel}:{n}: {ln.strip()}"],
                         location=f"{rel}:{n}",
-                        fix="pin every package (`name==version`)",
                     )
                 )
     return findings
@@ -241,10 +227,8 @@ def compose_rules(env: Environment) -> list[Finding]:
             doc = yaml.safe_load(path.read_text()) or {}
         except yaml.YAMLError as e:
             findings.append(
-                Finding(
+                Finding.of(
                     rule="compose-invalid",
-                    label=Label.BRITTLENESS,
-                    severity=Severity.ERROR,
                     message=f"the compose file is not valid YAML: {e}",
                     location=rel,
                 )
@@ -254,14 +238,11 @@ def compose_rules(env: Environment) -> list[Finding]:
             svc = svc or {}
             if svc.get("privileged"):
                 findings.append(
-                    Finding(
+                    Finding.of(
                         rule="compose-privileged",
-                        label=Label.SHORTCUT,
-                        severity=Severity.ERROR,
                         message=f"service {name!r} runs privileged: the agent can reach the host and the verifier",
                         location=rel,
                         evidence=[f"{rel}: services.{name}.privileged: true"],
-                        fix="drop `privileged`; grant only the capabilities the task needs",
                     )
                 )
             for vol in svc.get("volumes") or []:
@@ -276,16 +257,13 @@ def compose_rules(env: Environment) -> list[Finding]:
                 external = parts[0].startswith(("/", "~"))
                 if external or "ro" not in parts[2:]:
                     findings.append(
-                        Finding(
+                        Finding.of(
                             rule="compose-writable-bind-mount",
-                            label=Label.SHORTCUT,
-                            severity=Severity.ERROR,
                             message=f"service {name!r} mounts {parts[0]} "
                             + ("from outside the task directory" if external else "writable")
                             + ": the agent can change files outside its sandbox",
                             location=rel,
                             evidence=[f"{rel}: services.{name}.volumes: {spec}"],
-                            fix="mount read-only (`:ro`), from inside the task directory, or copy at build time",
                         )
                     )
     return findings
@@ -299,13 +277,10 @@ def optin_rules(env: Environment, root_agent: bool, unpinned_base: bool) -> list
     users = [i.value.split(":")[0].strip() for i in (final.instructions if final else []) if i.instruction == "USER"]
     if root_agent and env.config.agent.user in (None, "root", 0) and (not users or users[-1] in ("root", "0")):
         findings.append(
-            Finding(
+            Finding.of(
                 rule="root-agent",
-                label=Label.SHORTCUT,
-                severity=Severity.WARNING,
                 message="the agent runs as root: it can rewrite anything the verifier later relies on",
                 location=rel,
-                fix="add a non-root USER for the agent, or set [agent].user",
             )
         )
     if unpinned_base:
@@ -318,14 +293,11 @@ def optin_rules(env: Environment, root_agent: bool, unpinned_base: bool) -> list
             if "@sha256:" not in ref and (":" not in ref.split("/")[-1] or ref.endswith(":latest")):
                 line = model.lines[stage.line - 1].strip()
                 findings.append(
-                    Finding(
+                    Finding.of(
                         rule="unpinned-base-image",
-                        label=Label.BRITTLENESS,
-                        severity=Severity.WARNING,
                         message=f"base image {ref} is not pinned: rebuilding can change the environment",
                         evidence=[f"{rel}:{stage.line}: {line}"],
                         location=f"{rel}:{stage.line}",
-                        fix="pin a tag (and ideally a digest)",
                     )
                 )
             if stage.name:

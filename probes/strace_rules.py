@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 
-from envqa.core.models import Finding, Label, Phase, Severity
+from envqa.core.models import Finding, Phase
 from envqa.core.strace import StraceEvent
 from envqa.core.wrap_tools import wrapped_tools  # re-exported: which binaries would be a wrapped tool
 from envqa.probes.base import HuntTrial
@@ -70,32 +70,26 @@ def pass_findings(trial: HuntTrial, instruction: str, who: str, tests_text: str 
     writes = verifier_log_writes(trial)
     if writes:
         findings.append(
-            Finding(
+            Finding.of(
                 rule="pass-after-verifier-log-write",
-                label=Label.SHORTCUT,
-                severity=Severity.ERROR,
                 message=f"{who} passed after writing under /logs/verifier during the agent phase",
                 evidence=[describe(e) for e in writes[:10]],
                 location="tests/test.sh",
                 trial_ids=tid,
-                fix="make test.sh clear /logs/verifier and write the reward itself on every path",
             )
         )
     tools = wrapped_tools(instruction, tests_text=tests_text)
     ran = tool_execs(trial, tools, Phase.AGENT) if tools else []
     if ran:
         findings.append(
-            Finding(
+            Finding.of(
                 rule="pass-runs-existing-tool",
-                label=Label.SHORTCUT,
-                severity=Severity.ERROR,
                 message=f"{who} passed a task that asks to implement a tool (not only to use one) while running an "
                 "existing one "
                 f"({', '.join(sorted({os.path.basename(e.path) for e in ran}))})",
                 evidence=[describe(e) for e in ran[:10]],
                 location="tests/test.sh",
                 trial_ids=tid,
-                fix="make the tests detect the wrapped tool (e.g. remove it from the image or check the output's provenance)",
             )
         )
     return findings

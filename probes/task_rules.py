@@ -16,7 +16,7 @@ import ast
 
 from envqa.core.environment import Environment
 from envqa.core.input_files import InputFileError, read_toml
-from envqa.core.models import Finding, Label, Severity
+from envqa.core.models import Finding
 from envqa.probes.task_files import rel as _rel
 
 MIN_AGENT_SEC, MIN_VERIFIER_SEC, MAX_SEC = 10.0, 5.0, 24 * 3600.0
@@ -60,14 +60,11 @@ def metadata_rules(env: Environment) -> list[Finding]:
     where = "task.toml" if env.format != "tb1" else "task.yaml"
     if missing:
         findings.append(
-            Finding(
+            Finding.of(
                 rule="task-metadata-missing",
-                label=Label.BRITTLENESS,
-                severity=Severity.INFO,
                 message=f"the task's metadata has no {', '.join(missing)}: dataset tooling cannot sort or filter it",
                 evidence=[f"{where}: [metadata] lacks {', '.join(missing)}"],
                 location=where,
-                fix="add difficulty, category and tags under [metadata]",
             )
         )
     raw = _raw_task_toml(env) if env.format != "tb1" else None
@@ -76,30 +73,24 @@ def metadata_rules(env: Environment) -> list[Finding]:
         unset = [k for k in timeouts if "timeout_sec" not in (raw.get(k) or {})]
         if unset:
             findings.append(
-                Finding(
+                Finding.of(
                     rule="task-timeout-missing",
-                    label=Label.BRITTLENESS,
-                    severity=Severity.INFO,
                     message=f"no timeout_sec under [{'], ['.join(unset)}]: Harbor's default (600 s) applies, chosen by "
                     "nobody for this task",
                     evidence=[f"task.toml: [{k}] timeout_sec not set" for k in unset],
                     location="task.toml",
-                    fix="set [agent] timeout_sec and [verifier] timeout_sec for this task",
                 )
             )
     for phase, value in timeouts.items():
         low = MIN_AGENT_SEC if phase == "agent" else MIN_VERIFIER_SEC
         if value is not None and (value < low or value > MAX_SEC):
             findings.append(
-                Finding(
+                Finding.of(
                     rule="task-timeout-implausible",
-                    label=Label.BRITTLENESS,
-                    severity=Severity.WARNING,
                     message=f"[{phase}] timeout_sec = {value:g} is implausible (expected {low:g} s to {MAX_SEC:g} s): "
                     + ("too short to start a container and do anything" if value < low else "longer than a day"),
                     evidence=[f"{where}: {phase} timeout {value:g}"],
                     location=where,
-                    fix="set a timeout the reference solution needs, with room to spare",
                 )
             )
     return findings
@@ -169,16 +160,12 @@ def timing_rules(env: Environment) -> list[Finding]:
     if not evidence:
         return []
     return [
-        Finding(
+        Finding.of(
             rule="verifier-timing-dependent",
-            label=Label.BRITTLENESS,
-            severity=Severity.WARNING,
             message="the tests compare a measured wall-clock duration with a fixed threshold: the same work passes on "
             "an idle machine and fails on a loaded one",
             evidence=evidence[:8],
             location=evidence[0].split(": ")[0],
-            fix="check the work, not its speed; if speed is the task, measure it against a baseline run in the same "
-            "verifier (a ratio), with generous margins",
         )
     ]
 
@@ -189,15 +176,12 @@ def unknown_key_findings(env: Environment) -> list[Finding]:
         hint = f" (did you mean {w.suggestion!r}?)" if w.suggestion else ""
         where = "at the top level" if w.table == "top level" else f"in {w.table}"
         out.append(
-            Finding(
+            Finding.of(
                 rule="task-config-unknown-key",
-                label=Label.BRITTLENESS,
-                severity=Severity.INFO,
                 message=f"task.toml: unknown key {w.key!r} {where}{hint}: ignored, as Harbor ignores keys it does not "
                 "know; a misspelt key leaves its setting at the default",
                 evidence=[f"task.toml: {where}: {w.key}"],
                 location="task.toml",
-                fix="rename it to the suggested key, or remove it (qa lint names the table and the near spelling)",
             )
         )
     return out

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from envqa.core.environment import Environment
-from envqa.core.models import Finding, Label, Severity
+from envqa.core.models import Finding
 from envqa.core.parsers.shell import parse_script
 from envqa.probes.lint import lint_structure
 from envqa.probes.static import static_findings
@@ -30,14 +30,11 @@ def _instruction_findings(env: Environment) -> list[Finding]:
         if path.is_file() and not path.read_text(errors="replace").strip():
             where = rel(env, path)
             out.append(
-                Finding(
+                Finding.of(
                     rule="instruction-empty",
-                    label=Label.BRITTLENESS,
-                    severity=Severity.CRITICAL,
                     message=f"{where} is empty: the agent has no instruction (qa run refuses the task)",
                     evidence=[f"{where}: 0 non-blank lines"],
                     location=where,
-                    fix="write the task's instruction: what to build, where, and how it is checked",
                 )
             )
     return out
@@ -49,14 +46,11 @@ def _empty_verifier(env: Environment) -> list[Finding]:
         return []
     where = rel(env, script)
     return [
-        Finding(
+        Finding.of(
             rule="verifier-script-empty",
-            label=Label.BRITTLENESS,
-            severity=Severity.CRITICAL,
             message=f"{where} runs no command: no reward is ever written, so every trial is a verifier error",
             evidence=[f"{where}: comments and blank lines only"],
             location=where,
-            fix="run the task's checks and write the reward to /logs/verifier/reward.txt (0 or 1) on every path",
         )
     ]
 

@@ -33,7 +33,7 @@ from envqa.agents.exploits import TrustedFile
 from envqa.agents.trial import run_verifier
 from envqa.core.defaults import PROBE_EXEC_SEC, PROBE_QUICK_EXEC_SEC
 from envqa.core.environment import Environment
-from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
+from envqa.core.models import Finding, Outcome, Severity, TrialResult
 from envqa.core.registry import EXPLOIT_INFO
 from envqa.core.sandbox import Sandbox, SandboxError
 from envqa.core.strace import CALL_RE, RUNTIME_BINARIES, STR_RE, joined_calls
@@ -214,15 +214,13 @@ def trust_findings(ctx, anchors: list[Anchor], oracle: TrialResult | None) -> li
                 f"({trial.result.outcome.value}): not proven"
             )
         return [
-            Finding(
+            Finding.of(
                 rule="verifier-trusts-agent-file",
-                label=Label.SHORTCUT,
                 severity=Severity.INFO,
                 message=f"the verifier uses files of the agent's image ({names}); a root agent can read and rewrite "
                 "them, but copying or rewriting them did not earn reward",
                 evidence=evidence,
                 location="tests/test.sh",
-                fix=EXPLOIT_INFO[EXPLOIT].remedy,
             )
         ]
     transcript = Path(trial.result.artifacts_dir or "") / "agent" / "transcript.txt"
@@ -232,25 +230,19 @@ def trust_findings(ctx, anchors: list[Anchor], oracle: TrialResult | None) -> li
         "transcript:\n" + "\n".join(acted),
     ]
     return [
-        Finding(
+        Finding.of(
             rule=EXPLOIT,
-            label=Label.SHORTCUT,
-            severity=Severity.CRITICAL,
             message=f"a scripted exploit earned reward without doing the task: {EXPLOIT_INFO[EXPLOIT].attack}",
             evidence=proof + evidence,
             location="tests/test.sh",
-            fix=EXPLOIT_INFO[EXPLOIT].remedy,
             trial_ids=[trial.result.trial_id],
         ),
-        Finding(
+        Finding.of(
             rule="verifier-trusts-agent-file",
-            label=Label.SHORTCUT,
-            severity=Severity.CRITICAL,
             message=f"the verifier trusts files of the agent's image ({names}): the agent copied or rewrote "
             "them and earned reward",
             evidence=evidence + proof[:1],
             location="tests/test.sh",
-            fix=EXPLOIT_INFO[EXPLOIT].remedy,
             trial_ids=[trial.result.trial_id],
         ),
     ]

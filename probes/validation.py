@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
+from envqa.core.models import Finding, Outcome, TrialResult
 from envqa.core.registry import BUILD_ERRORS, VERIFIER_ERRORS
 
 
@@ -37,10 +37,8 @@ def build_failed_finding(
     detail: str, evidence: list[str], location: str, trial_ids: list[str] | None = None
 ) -> Finding:
     """The image does not build: every later stage is moot (the graph and the trial rules both report it)."""
-    return Finding(
+    return Finding.of(
         rule="image-build-failed",
-        label=Label.BRITTLENESS,
-        severity=Severity.CRITICAL,
         message=f"the environment's image does not build: {detail}",
         evidence=evidence,
         location=location,
@@ -70,10 +68,8 @@ def validation_findings(trials: list[TrialResult]) -> list[Finding]:
     if oracle_fail:
         flaky = bool(oracle_pass)
         findings.append(
-            Finding(
+            Finding.of(
                 rule="oracle-flaky" if flaky else "oracle-fails",
-                label=Label.BRITTLENESS,
-                severity=Severity.CRITICAL,
                 message=(
                     f"the reference solution failed {len(oracle_fail)} of {len(oracle)} runs: "
                     + (
@@ -84,21 +80,17 @@ def validation_findings(trials: list[TrialResult]) -> list[Finding]:
                 ),
                 evidence=trial_evidence(oracle_fail),
                 location="solution/solve.sh",
-                fix="run solution/solve.sh then tests/test.sh in the image by hand and compare",
                 trial_ids=[t.trial_id for t in oracle_fail],
             )
         )
     if any(t.agent_timed_out for t in oracle):
         slow = [t for t in oracle if t.agent_timed_out]
         findings.append(
-            Finding(
+            Finding.of(
                 rule="oracle-timeout",
-                label=Label.BRITTLENESS,
-                severity=Severity.ERROR,
                 message="the reference solution ran past [agent].timeout_sec",
                 evidence=trial_evidence(slow),
                 location="task.toml",
-                fix="raise [agent].timeout_sec or speed up solve.sh",
                 trial_ids=[t.trial_id for t in slow],
             )
         )
@@ -106,30 +98,24 @@ def validation_findings(trials: list[TrialResult]) -> list[Finding]:
     if nop_pass:
         reward = nop_pass[0].reward
         findings.append(
-            Finding(
+            Finding.of(
                 rule="nop-passes",
-                label=Label.SHORTCUT,
-                severity=Severity.CRITICAL,
                 message=f"nop earned reward {reward:g}: the verifier does not check the work",
                 evidence=trial_evidence(nop_pass),
                 location="tests/test.sh",
-                fix="make test.sh check the task's outputs and write reward 0 when they are missing or wrong",
                 trial_ids=[t.trial_id for t in nop_pass],
             )
         )
     if env_errors:
         findings.append(
-            Finding(
+            Finding.of(
                 rule="verifier-error",
-                label=Label.BRITTLENESS,
-                severity=Severity.ERROR,
                 message=(
                     "the verifier ended without a usable reward in "
                     f"{len(env_errors)} trial(s): a missing reward is not a fail, it is a broken verifier"
                 ),
                 evidence=trial_evidence(env_errors),
                 location="tests/test.sh",
-                fix="write a number to /logs/verifier/reward.txt on every path, including failures",
                 trial_ids=[t.trial_id for t in env_errors],
             )
         )

@@ -45,8 +45,7 @@ from envqa.core.defaults import (
 from envqa.core.defaults import (
     VARIATION_MAX_FILES as MAX_FILES,
 )
-from envqa.core.models import Finding, Label, Severity, TrialResult
-from envqa.core.registry import RULE_INFO
+from envqa.core.models import Finding, TrialResult
 from envqa.core.sandbox import Sandbox, SandboxError
 from envqa.probes.flakiness import verdict_on_state
 from envqa.probes.mutation import IGNORED_PREFIXES, MAX_BYTES
@@ -358,10 +357,8 @@ def variation_findings(ctx, sandbox: Sandbox, result: TrialResult, threshold: fl
     if not run.rejected:
         return []
     return [
-        Finding(
+        Finding.of(
             rule=RULE,
-            label=Label.BRITTLENESS,
-            severity=Severity.ERROR,
             message=f"the verifier rejects {len(run.rejected)} variation(s) of the reference solution's end state that "
             "the instruction allows: it fails good work for incidental details",
             evidence=[
@@ -371,6 +368,5 @@ def variation_findings(ctx, sandbox: Sandbox, result: TrialResult, threshold: fl
             + run.rejected[:10],
             location="tests/",
             trial_ids=[result.trial_id],
-            fix=RULE_INFO[RULE].remedy,
         )
     ]

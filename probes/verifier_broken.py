@@ -24,7 +24,7 @@ from pathlib import Path
 
 from envqa.core.environment import EnvFormat, Environment
 from envqa.core.input_files import read_text
-from envqa.core.models import Finding, Label, Severity
+from envqa.core.models import Finding
 from envqa.core.parsers.shell import Command, parse_script
 from envqa.probes.task_files import rel, test_script
 
@@ -172,16 +172,18 @@ def _written(v: _Verifier, host: Path) -> bool:
     return False
 
 
-def _finding(rule: str, message: str, evidence: list[str], location: str, fix: str) -> Finding:
-    return Finding(
-        rule=rule,
-        label=Label.BRITTLENESS,
+def _finding(
+    rule: str, message: str, evidence: list[str], location: str, case: str | None = None, **fields: str
+) -> Finding:
+    """Label, severity and fix from the rule's registry row (`case`: one of its remedies; `fields` fill it)."""
+    return Finding.of(
+        rule,
+        message,
+        case=case,
+        remedy_fields=fields or None,
         subtype="broken-environment",
-        severity=Severity.ERROR,
-        message=message,
         evidence=evidence,
         location=location,
-        fix=fix,
     )
 
 
@@ -200,7 +202,7 @@ def _missing(env: Environment, v: _Verifier, script_rel: str) -> list[Finding]:
                 f"{script_rel} runs {where}, which the task does not ship: the verifier fails on every trial",
                 [cmd.evidence(script_rel), f"{where}: no such file"],
                 f"{script_rel}:{cmd.line}",
-                f"add {where} to the task, or run the test file that is there",
+                where=where,
             )
         )
     return out
@@ -226,7 +228,6 @@ def _parse_findings(env: Environment, files: list[tuple[Path, Command]], script_
                     "trial fails",
                     [f"{where}:{line}: {code}", cmd.evidence(script_rel)],
                     f"{where}:{line}",
-                    "fix the syntax error (run `python -m py_compile` on the file)",
                 )
             )
         except (ValueError, RecursionError):
@@ -237,7 +238,7 @@ def _parse_findings(env: Environment, files: list[tuple[Path, Command]], script_
                     f"{where} is not Python source (NUL bytes, or nested too deep): every trial fails",
                     [f"{where}: does not parse", cmd.evidence(script_rel)],
                     where,
-                    "replace the file with the test source it should hold",
+                    "not-source",
                 )
             )
     return out
@@ -301,7 +302,6 @@ def _no_test_findings(env: Environment, v: _Verifier, script_rel: str) -> list[F
                     "and fails (exit 5), so no trial can pass",
                     [f"{n}: no test function or class" for n in names] + [cmd.evidence(script_rel)],
                     names[0],
-                    "write the tests (functions named test_*, or Test* classes) in the file the verifier runs",
                 )
             )
     return out
@@ -324,7 +324,6 @@ def _solution_findings(env: Environment) -> list[Finding]:
                 "the task cannot be shown solvable",
                 [f"{where}: {'empty' if not text.strip() else 'comments and blank lines only'}"],
                 where,
-                "write the reference solution: the commands that solve the task",
             )
         )
     return out

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from envqa.core.defaults import VERIFIER_SHAPE_MAX_WALK as MAX_WALK
 from envqa.core.environment import Environment
-from envqa.core.models import Finding, Label, Severity
+from envqa.core.models import Finding, Severity
 from envqa.core.parsers.dockerfile import parse_dockerfile
 from envqa.probes.image_checks import MIN_LITERAL
 from envqa.probes.task_files import rel as _rel
@@ -130,17 +130,14 @@ def literal_only_rules(env: Environment, shape: Shape) -> list[Finding]:
         # hard-coding it needs the answer, which is the work. Nothing to report unless the image holds it.
         return []
     return [
-        Finding(
+        Finding.of(
             rule="verifier-literal-only",
-            label=Label.SHORTCUT,
             severity=severity,
             message=why,
             evidence=ev
             + [f"{v!r} visible in {w}" for v, w in stated.items()][:3]
             + [f"runs: {e}" for e in shape.program_input[:2]],
             location=ev[0].split(": ")[0],
-            fix="check the output on inputs the agent has not seen (several, generated or hidden in tests/), or compute "
-            "the expected value in the verifier from the input",
         )
     ]
 
@@ -154,15 +151,12 @@ def file_name_rules(env: Environment, shape: Shape) -> list[Finding]:
     findings = []
     if shape.exists and not shape.literals and not shape.computed:
         findings.append(
-            Finding(
+            Finding.of(
                 rule="verifier-checks-only-file-names",
-                label=Label.SHORTCUT,
-                severity=Severity.WARNING,
                 message="the verifier only checks that files with the right names exist, never what they hold: an "
                 "agent that creates empty files (`touch`) passes",
                 evidence=list(dict.fromkeys(shape.exists))[:5],
                 location=shape.exists[0].split(": ")[0],
-                fix="read each output and check its content (values, structure) against what the task asks",
             )
         )
     tokens: dict[str, str] = {}
@@ -184,16 +178,13 @@ def file_name_rules(env: Environment, shape: Shape) -> list[Finding]:
     }
     if leaks:
         findings.append(
-            Finding(
+            Finding.of(
                 rule="answer-in-file-name",
-                label=Label.SHORTCUT,
-                severity=Severity.WARNING,
                 message="an answer the verifier expects is written into the name of a file the agent gets: "
                 + ", ".join(f"{v!r} in {w}" for v, w in list(leaks.items())[:3]),
                 evidence=[shape.literals[v] for v in leaks][:3]
                 + [f"{w}: the file name holds {v!r}" for v, w in leaks.items()][:3],
                 location=shape.literals[next(iter(leaks))].split(": ")[0],
-                fix="give input files neutral names (ids, hashes); keep labels and answers in tests/",
             )
         )
     return findings

@@ -32,7 +32,7 @@ from envqa.core.defaults import (
     VERIFIER_WRITES_MAX_ENTRIES as MAX_ENTRIES,
 )
 from envqa.core.environment import Environment
-from envqa.core.models import Finding, Label, Phase, Severity, TrialResult
+from envqa.core.models import Finding, Phase, TrialResult
 from envqa.core.sandbox import Sandbox, SandboxError
 from envqa.core.strace import PATH_SYSCALLS, path_uses
 
@@ -184,10 +184,8 @@ def mutates_checked_state(
     if not lines:
         return None
     how = "traced" if not isinstance(traced, str) else f"named in the tests ({traced})"
-    return Finding(
+    return Finding.of(
         rule="verifier-mutates-checked-state",
-        label=Label.BRITTLENESS,
-        severity=Severity.ERROR,
         message=(
             "the verifier writes into the state it checks, so its verdicts on one end state change from run "
             f"to run ({', '.join(verdicts)}): a check stricter than the task needs meets the verifier's own "
@@ -200,5 +198,4 @@ def mutates_checked_state(
         + lines[:12],
         location="tests/",
         trial_ids=[result.trial_id],
-        fix="build and write scratch files in a temporary directory, never beside the outputs the tests list or read",
     )

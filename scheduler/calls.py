@@ -22,6 +22,7 @@ from envqa.core.config import QAConfig
 from envqa.core.defaults import FOLLOW_POLL_SEC, RECONCILE_SEC
 from envqa.core.executor import CALL_BODY, CALL_GIVE_UP, Call
 from envqa.core.queues import queue_for_model
+from envqa.core.statuses import FINAL_CALL
 from envqa.scheduler.follow import Liveness, follow
 from envqa.scheduler.jobs import JobEnvelope, enqueue, recover_abandoned
 from envqa.scheduler.payloads import by_reference
@@ -71,7 +72,7 @@ def enqueue_and_follow(
     def step() -> set[str]:
         for job_id in sorted(open_ids):
             row = store.get_call(job_id)
-            if row and row["status"] in ("done", "failed"):
+            if row and row["status"] in FINAL_CALL:
                 rows[job_id] = row
                 open_ids.discard(job_id)
         return {envelopes[j].queue for j in open_ids}

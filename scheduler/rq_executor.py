@@ -27,6 +27,7 @@ from envqa.core.events import EventSink, RunEvent
 from envqa.core.executor import Call, ProbeJob, ProbeOutcome, TrialView, outcome_of, result_of
 from envqa.core.models import TrialResult, TrialSpec
 from envqa.core.queues import queue_for_model
+from envqa.core.statuses import CallStatus, TrialStatus
 from envqa.scheduler.calls import call_envelopes, enqueue_and_follow
 from envqa.scheduler.follow import Liveness, follow
 from envqa.scheduler.jobs import reconcile, recover_abandoned, submit
@@ -95,10 +96,10 @@ class RQExecutor:
         def step() -> set[str]:
             for tid, (status, _attempts) in self.store.trial_states(list(waiting)).items():
                 spec = waiting[tid]
-                if status in ("running", "done") and tid not in started:
+                if status in (TrialStatus.RUNNING, TrialStatus.DONE) and tid not in started:
                     started.add(tid)
                     self.on_event(RunEvent.TRIAL_START, spec=spec)
-                if status == "done":
+                if status == TrialStatus.DONE:
                     del waiting[tid]
                     self._materialize(spec)
                     self.on_event(RunEvent.TRIAL_DONE, spec=spec, result=self.store.get_trial(tid))
@@ -128,9 +129,9 @@ class RQExecutor:
         (`deadline_sec`, by default `[scheduler] call_deadline_sec`)."""
         limit = self.config.scheduler.call_deadline_sec if deadline_sec is None else deadline_sec
         row = self.run_calls([call], deadline_sec=limit)[call.call_id]
-        if row["status"] == "done":
+        if row["status"] == CallStatus.DONE:
             return result_of(row)
-        if row["status"] == "failed":
+        if row["status"] == CallStatus.FAILED:
             raise InfraError(
                 f"{call.model}: call {call.call_id} gave up: {row['error_message']}", row["error_class"] or "infra"
             )
@@ -154,7 +155,11 @@ class RQExecutor:
             poll_sec=self.poll_sec,
         )
         for call_id in set(envelopes) - set(rows):
-            rows[call_id] = {**(self.store.get_call(call_id) or {}), "call_id": call_id, "status": "queued"}
+            rows[call_id] = {
+                **(self.store.get_call(call_id) or {}),
+                "call_id": call_id,
+                "status": CallStatus.QUEUED.value,
+            }
         return rows
 
     def run_probe_jobs(self, jobs: list[ProbeJob]) -> list[ProbeOutcome]:

@@ -12,8 +12,7 @@ from __future__ import annotations
 import json
 
 from envqa.core.models import utcnow
-
-FINAL_TASK = ("done", "invalid")  # a task in one of these is never run again by --resume
+from envqa.core.statuses import DatasetStatus, DatasetTaskStatus
 
 
 def _dataset(row, full: bool = True) -> dict:
@@ -37,7 +36,14 @@ class DatasetRecords:
             db.execute(
                 "INSERT INTO datasets(dataset_id, paths_json, options_json, config_json, status, created_at) "
                 "VALUES (?,?,?,?,?,?)",
-                (dataset_id, json.dumps(paths), json.dumps(options), config_json, "running", utcnow().isoformat()),
+                (
+                    dataset_id,
+                    json.dumps(paths),
+                    json.dumps(options),
+                    config_json,
+                    DatasetStatus.RUNNING.value,
+                    utcnow().isoformat(),
+                ),
             )
 
     def add_dataset_tasks(self, dataset_id: str, tasks: list[tuple[str, str]]) -> None:
@@ -48,7 +54,7 @@ class DatasetRecords:
                 db.execute(
                     "INSERT INTO dataset_tasks(dataset_id, path, name, position, status, updated_at) "
                     "VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING",
-                    (dataset_id, path, name, position, "pending", now),
+                    (dataset_id, path, name, position, DatasetTaskStatus.PENDING.value, now),
                 )
 
     def link_dataset_run(self, dataset_id: str, path: str, run_id: str) -> None:
@@ -63,12 +69,12 @@ class DatasetRecords:
         with self.tx() as db:
             db.execute(
                 "UPDATE dataset_tasks SET status=?, row_json=?, updated_at=? WHERE dataset_id=? AND path=?",
-                (status, json.dumps(row) if row is not None else None, utcnow().isoformat(), dataset_id, path),
+                (str(status), json.dumps(row) if row is not None else None, utcnow().isoformat(), dataset_id, path),
             )
 
     def set_dataset_status(self, dataset_id: str, status: str) -> None:
         with self.tx() as db:
-            db.execute("UPDATE datasets SET status=? WHERE dataset_id=?", (status, dataset_id))
+            db.execute("UPDATE datasets SET status=? WHERE dataset_id=?", (str(status), dataset_id))
 
     def finish_dataset(self, dataset_id: str, status: str, report: dict) -> None:
         """The DatasetReport (JSON) and the status land together."""
@@ -77,7 +83,7 @@ class DatasetRecords:
             db.execute(
                 "UPDATE datasets SET status=?, exit_code=?, report_json=?, report_at=?, finished_at=? "
                 "WHERE dataset_id=?",
-                (status, report.get("exit_code"), json.dumps(report), now, now, dataset_id),
+                (str(status), report.get("exit_code"), json.dumps(report), now, now, dataset_id),
             )
 
     def get_dataset(self, dataset_id: str) -> dict | None:

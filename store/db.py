@@ -25,14 +25,15 @@ from pathlib import Path
 
 from envqa.core.defaults import SQLITE_BUSY_TIMEOUT_SEC
 from envqa.core.models import STORED, Finding, TrialLabel, TrialResult, utcnow
+from envqa.core.statuses import RunStatus, TrialStatus
 from envqa.store.datasets import DatasetRecords
 from envqa.store.loop_records import LoopRecords
 from envqa.store.migrations import migrate
 from envqa.store.postgres import PgConnection, store_url
 from envqa.store.revision_records import RevisionRecords
-from envqa.store.scheduler_records import SchedulerRecords, TrialStatus
+from envqa.store.scheduler_records import SchedulerRecords
 
-__all__ = ["SCHEMA", "Store", "TrialStatus"]  # TrialStatus lives in store/scheduler_records.py
+__all__ = ["SCHEMA", "Store", "TrialStatus"]  # TrialStatus lives in core/statuses.py with the others
 
 # The tables, as package data (a script, not a string): see store/schema.sql and store/migrations.py.
 SCHEMA = (resources.files("envqa.store") / "schema.sql").read_text()
@@ -90,7 +91,7 @@ class Store(SchedulerRecords, RevisionRecords, LoopRecords, DatasetRecords):
         with self.tx() as db:
             db.execute(
                 "INSERT INTO runs(run_id, env_dir, status, created_at) VALUES (?,?,?,?) ON CONFLICT DO NOTHING",
-                (run_id, env_dir, "running", utcnow().isoformat()),
+                (run_id, env_dir, RunStatus.RUNNING.value, utcnow().isoformat()),
             )
 
     def set_run_env(self, run_id: str, name: str, version: str) -> None:
@@ -123,7 +124,7 @@ class Store(SchedulerRecords, RevisionRecords, LoopRecords, DatasetRecords):
         now = utcnow().isoformat()
         with self.tx() as db:
             row = db.execute("SELECT status FROM trials WHERE trial_id=?", (result.trial_id,)).fetchone()
-            if row and row["status"] == "done":
+            if row and row["status"] == TrialStatus.DONE:
                 return False
             values = (
                 result.run_id,
@@ -131,7 +132,7 @@ class Store(SchedulerRecords, RevisionRecords, LoopRecords, DatasetRecords):
                 result.agent,
                 result.model,
                 result.purpose,
-                "done",
+                TrialStatus.DONE.value,
                 result.model_dump_json(),
                 now,
                 result.source,

@@ -96,10 +96,10 @@ class LoopRecords:
 
     def set_run_status(self, run_id: str, status: str, only_from: tuple[str, ...] | None = None) -> bool:
         """Change a run's status; with `only_from`, only from one of those (a claim: True if this call won)."""
-        sql, args = "UPDATE runs SET status=? WHERE run_id=?", [status, run_id]
+        sql, args = "UPDATE runs SET status=? WHERE run_id=?", [str(status), run_id]
         if only_from:
             sql += f" AND status IN ({','.join('?' * len(only_from))})"
-            args += list(only_from)
+            args += [str(s) for s in only_from]
         with self.tx() as db:
             return db.execute(sql, args).rowcount == 1
 

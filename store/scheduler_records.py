@@ -12,18 +12,9 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import timedelta
-from enum import StrEnum
 
 from envqa.core.models import utcnow
-
-
-class TrialStatus(StrEnum):
-    """A trial row's status: queued (submitted), running (an attempt started; `worker`/`lease_until` say whose,
-    until when), done (`result_json` is the result, written once)."""
-
-    QUEUED = "queued"
-    RUNNING = "running"
-    DONE = "done"
+from envqa.core.statuses import CallStatus, TrialStatus
 
 
 class SchedulerRecords:
@@ -36,7 +27,7 @@ class SchedulerRecords:
         now = utcnow().isoformat()
         with self.tx() as db:
             row = db.execute("SELECT status FROM trials WHERE trial_id=?", (trial_id,)).fetchone()
-            if row and row["status"] == "done":
+            if row and row["status"] == TrialStatus.DONE:
                 return False
             if row:
                 db.execute(
@@ -133,19 +124,19 @@ class SchedulerRecords:
         now = utcnow().isoformat()
         with self.tx() as db:
             row = db.execute("SELECT status FROM calls WHERE call_id=?", (call_id,)).fetchone()
-            if row and row["status"] == "done":
+            if row and row["status"] == CallStatus.DONE:
                 return False
             db.execute(
                 "INSERT INTO calls(call_id, queue, status, created_at, updated_at) VALUES (?,?,?,?,?) "
                 "ON CONFLICT(call_id) DO UPDATE SET status='queued', updated_at=excluded.updated_at",
-                (call_id, queue, "queued", now, now),
+                (call_id, queue, CallStatus.QUEUED.value, now, now),
             )
             return True
 
     def finish_call(
         self, call_id: str, result: dict | None, error_class: str | None = None, error_message: str | None = None
     ) -> None:
-        status = "done" if error_class is None else "failed"
+        status = (CallStatus.DONE if error_class is None else CallStatus.FAILED).value
         with self.tx() as db:
             db.execute(
                 "UPDATE calls SET status=?, result_json=?, error_class=?, error_message=?, updated_at=? "

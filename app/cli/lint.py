@@ -67,13 +67,11 @@ def _image_findings(env, cfg, as_json: bool) -> list:
         tag, _built = backend.ensure_image(env)
         return image_findings(env, backend, tag, cfg)
     except ImageBuildError as e:
-        from envqa.core.models import Finding, Label, Severity
+        from envqa.core.models import Finding
 
         return [
-            Finding(
+            Finding.of(
                 rule="image-build-failed",
-                label=Label.BRITTLENESS,
-                severity=Severity.CRITICAL,
                 message=f"the environment's image does not build: {e}",
                 evidence=[e.log_tail],
                 location=env.dockerfile.relative_to(env.root).as_posix(),

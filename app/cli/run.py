@@ -19,6 +19,7 @@ from envqa.app.cli.common import cli_config, err, fail
 from envqa.core.config import QAConfig
 from envqa.core.errors import EnvQAError, InputError
 from envqa.core.logs import configure_logging
+from envqa.core.statuses import RunStatus
 from envqa.core.verdicts import exit_code
 
 
@@ -268,10 +269,10 @@ def detach_run(env_dir: Path | None, config: QAConfig, run_id: str, *, resume: b
         if store.get_run(run_id) is not None:
             raise InputError(str(config.db_path), f"run id {run_id!r} already exists; use --resume")
         store.create_run(run_id, str(Path(env_dir).resolve()))
-        store.set_run_status(run_id, "queued")
+        store.set_run_status(run_id, RunStatus.QUEUED)
         store.set_loop(run_id, approval_mode=mode)
         job = enqueue_graph(config, run_id, kind="start", env_dir=str(Path(env_dir).resolve()), approval_mode=mode)
     if as_json:
-        sys.stdout.write(json.dumps({"run_id": run_id, "job_id": job, "status": "queued"}) + "\n")
+        sys.stdout.write(json.dumps({"run_id": run_id, "job_id": job, "status": RunStatus.QUEUED.value}) + "\n")
     else:
         Console().print(run_id, highlight=False)

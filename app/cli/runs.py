@@ -17,9 +17,8 @@ from rich.console import Console
 from envqa.app.cli.common import CONFIG_OPT, JSON_OPT, err, fail, logged_config, print_json
 from envqa.core.config import QAConfig
 from envqa.core.errors import EnvQAError, InputError
+from envqa.core.statuses import FINAL_RUN, RunStatus
 from envqa.core.verdicts import exit_code
-
-FINAL = ("finished", "awaiting_approval", "failed")
 
 
 def runs(
@@ -109,7 +108,7 @@ def status(
         st = status_of(cfg, run_id)
         deadline = time.monotonic() + timeout if timeout else None
         last = None
-        while follow and st["status"] not in FINAL:
+        while follow and st["status"] not in FINAL_RUN:
             line = (st["status"], st["node"], st["iteration"], json.dumps(st["trials"], sort_keys=True))
             if line != last and not as_json:
                 err.print(
@@ -127,7 +126,7 @@ def status(
     if as_json:
         print_json(st)
     else:
-        where = f" in {st['node']}" if st["node"] and st["status"] not in FINAL else ""
+        where = f" in {st['node']}" if st["node"] and st["status"] not in FINAL_RUN else ""
         Console().print(
             f"{run_id} ({st['env_name']}): {st['status']}{where}, iteration {st['iteration']}, version "
             f"{(st['version'] or '-')[:12]}, band {st['band_call'] or '-'}, trials {st['trials']}"
@@ -137,7 +136,7 @@ def status(
             highlight=False,
         )
     if follow:
-        raise typer.Exit(exit_code(st["verdict"]) if st["status"] != "failed" else 3)
+        raise typer.Exit(exit_code(st["verdict"]) if st["status"] != RunStatus.FAILED else 3)
 
 
 def _age(iso: str | None) -> str:

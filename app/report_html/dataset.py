@@ -20,6 +20,7 @@ from envqa.app.report_html import HERE, jinja_env, script_json
 from envqa.core.config import QAConfig
 from envqa.core.errors import InputError
 from envqa.core.layout import write_atomic
+from envqa.core.statuses import DatasetTaskStatus
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -103,7 +104,9 @@ def dataset_from_store(store, dataset_id: str) -> DatasetReport | None:
             run_id=t.get("run_id"),
             verdict=None,
             exit_code=3,
-            error=None if t.get("status") in ("pending", "running") else f"task {t.get('status')}",
+            error=None
+            if t.get("status") in (DatasetTaskStatus.PENDING, DatasetTaskStatus.RUNNING)
+            else f"task {t.get('status')}",
         )
         for t in store.dataset_tasks(dataset_id)
     ]

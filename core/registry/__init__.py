@@ -5,7 +5,8 @@ every other table (the gate's probe map, the fixers' rule lists, the labeller's 
 taxonomy, the retry policy's transient classes, the report's colours, `qa rules`, the docs' rule tables)
 is derived from it or checked against it by a test (tests/foundation/test_registry.py).
 
-  rules.py          Rule: id, label, subtype, severity, probe, fixer, summary, remedy (and the probes)
+  rules.py          Rule: id, label, subtype, severity, probe, fixer, summary, remedy; ProbeInfo: each probe's
+                    stage, recheck, and whether the hunt runs it (by default)
   labels.py         LabelInfo: the labels, their subtypes and the flags decide/gate/report read; `Label`
   error_classes.py  ErrorClass: transient, infra, counts in a pass rate
   exploits.py       Exploit: the scripted cheat agents, their subtype and remedy
@@ -48,8 +49,10 @@ from envqa.core.registry.labels import (
     LabelInfo,
 )
 from envqa.core.registry.rules import (
+    DEFAULT_PROBES,
     FINDING_RULES,
     FIXERS,
+    HUNT_PROBES,
     PROBE_INFO,
     PROBES,
     REMEDIES,
@@ -69,6 +72,7 @@ from envqa.core.registry.rules import (
 __all__ = [
     "BUILD_ERRORS",
     "DEFAULT_EXPLOITS",
+    "DEFAULT_PROBES",
     "DETERMINISTIC_SUBTYPES",
     "ENVIRONMENT_ERRORS",
     "ERROR_CLASSES",
@@ -82,6 +86,7 @@ __all__ = [
     "FINDING_RULES",
     "FIXERS",
     "HARNESS_EXPLOIT",
+    "HUNT_PROBES",
     "LABELS",
     "LABEL_COLORS",
     "LABEL_INFO",

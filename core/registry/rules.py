@@ -5,14 +5,16 @@ never reused. Each rule names the probe that produces it, and each probe says ho
 re-checks its rules on a candidate, so the gate never guesses (it used to fall back to the static probe
 and then report "none of X fired" for a rule the static probe cannot produce). `Finding` refuses a rule
 id that is not here. The rows are data, in rules.toml next to this module. To add a rule: add a [[rule]] there
-(then `make docs`: tests/test_docs.py checks docs/reference/rules.md), then emit `Finding(rule=...)` from its probe.
+(then `make docs`: tests/test_docs.py checks docs/reference/rules.md), then emit `Finding.of(rule_id, message, ...)`
+from its probe: label, severity and fix come from the row (`Rule.remedy_for`), never from the call site.
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from types import MappingProxyType
@@ -31,24 +33,32 @@ class Severity(StrEnum):
 
 @dataclass(frozen=True)
 class ProbeInfo:
-    """Where rules come from. `recheck`: how the validation gate shows a rule of this probe is gone:
-    "lint" (file rules, read again on the candidate), "validate" (the gate's own build/oracle/nop checks),
-    "probe" (the probe runs again as a job), "replay" (the stored LLM exploits are replayed)."""
+    """A probe, declared once: where its rules come from (the rules name it: `probe =` in rules.toml), the stage
+    of `qa run` it belongs to, and how the validation gate re-checks its rules. `recheck`: "lint" (file rules,
+    read again on the candidate), "validate" (the gate's own build/oracle/nop checks), "probe" (the probe runs
+    again as a job), "replay" (the stored LLM exploits are replayed). `hunt`: a function the hunt runs by this
+    name (`@register_probe(name)` in probes/, which probes/catalog.py checks against this table at import);
+    `default`: the hunt runs it unless `[probes] enabled` says otherwise (the default list is these, in order)."""
 
     name: str
     stage: str  # the stage of `qa run` it belongs to (docs/reference/checks.md)
     recheck: Literal["lint", "validate", "probe", "replay"]
+    hunt: bool = False
+    default: bool = False
 
 
+# The probes, in the order the hunt runs its default ones. A new probe: a row here, and its function.
 PROBES: tuple[ProbeInfo, ...] = (
     ProbeInfo("load", "load", "lint"),
     ProbeInfo("validate", "validate", "validate"),
-    ProbeInfo("static", "hunt: static", "probe"),
-    ProbeInfo("oracle_runs", "hunt: oracle x k", "probe"),
-    ProbeInfo("exploits", "hunt: exploits", "probe"),
-    ProbeInfo("solver_passes", "hunt: solver passes", "probe"),
-    ProbeInfo("oracle_state", "hunt: oracle end state", "probe"),
-    ProbeInfo("egress", "hunt: egress", "probe"),
+    ProbeInfo("static", "hunt: static", "probe", hunt=True, default=True),
+    ProbeInfo("oracle_runs", "hunt: oracle x k", "probe", hunt=True, default=True),
+    ProbeInfo("exploits", "hunt: exploits", "probe", hunt=True, default=True),
+    ProbeInfo("solver_passes", "hunt: solver passes", "probe", hunt=True, default=True),
+    ProbeInfo("oracle_state", "hunt: oracle end state", "probe", hunt=True, default=True),
+    ProbeInfo("egress", "hunt: egress", "probe", hunt=True, default=True),
+    # names the nop's cause as a subtype of validate's nop-passes (its finding supersedes validate's)
+    ProbeInfo("nop_cause", "hunt: nop cause", "probe", hunt=True, default=True),
     ProbeInfo("hunter", "hunt: LLM hunter", "replay"),
     ProbeInfo("cross_trial", "analyze: across trials", "validate"),  # the next sweep re-measures (issue 33)
 )
@@ -75,6 +85,15 @@ class Rule:
     # Rules whose findings this rule's finding explains: they give way to it in the same version (the network
     # explains a reference solution that fails offline). graphs/loop_state.py applies it.
     explains: tuple[str, ...] = ()
+    # The remedy for one case of the rule (a subtype the finding names, or a context its probe names), used
+    # instead of `remedy` for that case: the remedy stays a fact of the registry, not of the call site.
+    remedies: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
+
+    def remedy_for(self, case: str | None = None, **fields: str) -> str | None:
+        """The fix a finding of this rule carries: the case's remedy (else the rule's), with its named fields
+        (`{want}`, ...) filled from `fields`; None when the registry has no remedy for it."""
+        text = self.remedies.get(case or "", self.remedy)
+        return (text.format(**fields) if fields else text) or None
 
     def public(self) -> dict:
         """The `qa rules --json` row."""
@@ -105,6 +124,7 @@ def _load() -> list[Rule]:
                     **row,
                     "severity": Severity(row["severity"]),
                     "explains": tuple(row.get("explains", ())),
+                    "remedies": MappingProxyType(dict(row.get("remedies", {}))),
                 }
             )
             for row in rows
@@ -169,6 +189,8 @@ def rules_fixed_by(fixer: str) -> tuple[str, ...]:
 
 
 # Derived tables the callers knew by these names.
+HUNT_PROBES: tuple[str, ...] = tuple(p.name for p in PROBES if p.hunt)
+DEFAULT_PROBES: tuple[str, ...] = tuple(p.name for p in PROBES if p.default)  # `[probes] enabled`'s default
 FINDING_RULES: tuple[str, ...] = tuple(r.id for r in RULES if r.kind == "finding")
 FIXERS: dict[str, str] = {r.id: r.fixer for r in RULES if r.fixer}
 # The labeller: findings whose trial ids prove a pass was a shortcut -> the subtype (None: the message names it).
@@ -180,6 +202,8 @@ EXPLAINS: dict[str, tuple[str, ...]] = {r.id: r.explains for r in RULES if r.exp
 
 def _check() -> None:
     """The table is consistent (a wrong row fails at import, not in a run)."""
+    if bad := [p.name for p in PROBES if p.default and not p.hunt]:
+        raise ValueError(f"probes {bad} are default but not run by the hunt (hunt=False)")
     seen: set[str] = set()
     for r in RULES:
         info = LABEL_INFO.get(r.label)
@@ -200,6 +224,7 @@ def _check() -> None:
             if bad
         ]
         problems += [f"explains unknown rule {other!r}" for other in r.explains if other not in RULE_INFO]
+        problems += [f"remedy for case {case!r} but no general remedy" for case in r.remedies if not r.remedy]
         if problems:
             raise ValueError(f"rule {r.id!r}: {'; '.join(problems)}")
         seen.add(r.id)

@@ -61,10 +61,20 @@ def _strings(node: ast.AST) -> list[str]:
     return []
 
 
+def _is_finding_call(node: ast.AST) -> bool:
+    """`Finding(...)` or `Finding.of(...)`."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr == "of":
+        func = func.value
+    return getattr(func, "id", None) == "Finding"
+
+
 def _finding_calls():
     for path, tree in _sources():
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Finding":
+            if _is_finding_call(node):
                 yield path, node, {k.arg: k.value for k in node.keywords}
 
 
@@ -75,7 +85,7 @@ def _rule_literals() -> dict[str, list[str]]:
         where = path.relative_to(ROOT).as_posix()
         for node in ast.walk(tree):
             found: list[str] = []
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Finding":
+            if _is_finding_call(node):
                 found += [s for k in node.keywords if k.arg == "rule" for s in _strings(k.value)]
             elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute) and node.left.attr == "rule":
                 for comp in node.comparators:
@@ -130,6 +140,61 @@ def test_each_literal_finding_carries_its_rules_label_severity_and_remedy():
             if fixes and rule.remedy not in fixes:
                 problems.append(f"{where}: fix {fixes} is not the registry's remedy {rule.remedy!r}")
     assert not problems, "\n".join(problems)
+
+
+def test_no_call_site_restates_what_the_registry_says():
+    """Label, severity and fix are facts of the rule's registry row: the code makes findings with
+    `Finding.of(rule, ...)`, never names a label or a fix, and names a severity only where it differs from the
+    row's (lower in context). A specific fix is a remedy template in rules.toml (`remedy_fields`) or a case's
+    remedy (`case`), so the fact stays in one place."""
+    problems = []
+    for path, node, kw in _finding_calls():
+        where = f"{path.relative_to(ROOT)}:{node.lineno}"
+        if not isinstance(node.func, ast.Attribute):
+            problems.append(f"{where}: Finding(...) instead of Finding.of(rule, ...)")
+        problems += [f"{where}: restates {k}=" for k in ("label", "fix") if k in kw]
+        sev = kw.get("severity")
+        for rule_id in _strings(kw.get("rule", ast.Constant(None))):
+            if isinstance(sev, ast.Attribute) and Severity[sev.attr] == RULE_INFO[rule_id].severity:
+                problems.append(f"{where}: restates severity={sev.attr} (the row's)")
+    assert not problems, "\n".join(problems)
+
+
+def test_a_finding_of_a_rule_takes_its_facts_from_the_registry():
+    nop = RULE_INFO["nop-passes"]
+    plain = Finding.of("nop-passes", "nop earned reward 1")
+    assert (plain.label, plain.severity, plain.fix) == (nop.label, nop.severity, nop.remedy)
+    caused = Finding.of("nop-passes", "m", subtype="empty-output-loop")
+    assert caused.fix == nop.remedies["empty-output-loop"] != nop.remedy
+    lower = Finding.of("network-dependent-pass", "m", severity=Severity.INFO, case="declared")
+    assert (lower.severity, lower.fix) == (Severity.INFO, RULE_INFO["network-dependent-pass"].remedies["declared"])
+    filled = Finding.of("instruction-omits-tested-requirement", "m", remedy_fields={"want": "/app/out.txt"})
+    assert filled.fix is not None and "/app/out.txt" in filled.fix and "{want}" not in filled.fix
+    assert Finding.of("image-build-failed", "m").fix is None  # no remedy in the registry: none made up
+    with pytest.raises(TypeError, match="come from the rule registry"):
+        Finding.of("nop-passes", "m", label=Label.SHORTCUT)
+    with pytest.raises(ValueError, match="not a registered rule id"):
+        Finding.of("verifier-eror", "typo")
+
+
+def test_every_nop_cause_has_its_remedy_in_the_registry():
+    """The nop_cause probe names a cause as the nop-passes finding's subtype; the fix for it is the registry's."""
+    from envqa.probes.nop_cause_rules import CAUSES
+
+    assert {cause[0] for cause in CAUSES} == set(RULE_INFO["nop-passes"].remedies)
+
+
+def test_a_probe_is_declared_once_and_the_rest_derived():
+    """The probe registry row is the one declaration: the hunt's functions, `[probes] enabled`'s default and
+    the rules' `probe` all agree with it."""
+    from envqa.core.registry import DEFAULT_PROBES, HUNT_PROBES, PROBES
+    from envqa.probes.base import PROBES as REGISTERED
+    from envqa.probes.catalog import get_probe
+
+    assert set(REGISTERED.names()) == set(HUNT_PROBES)
+    assert all(callable(get_probe(name)) for name in HUNT_PROBES)
+    assert QAConfig().probes.enabled == list(DEFAULT_PROBES) == [p.name for p in PROBES if p.default]
+    assert {r.probe for r in RULE_INFO.values()} <= {p.name for p in PROBES}
 
 
 def test_every_rule_the_examples_expect_is_registered():
