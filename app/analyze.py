@@ -4,7 +4,7 @@ Harbor jobs and `tb run` folders are read (core/readers), each trial matched to 
 `--tasks`, to the task folders of that dataset, with stale trials apart), and per task the cross-trial rules and
 pass@1 per agent/model against the band are computed (probes/cross_trial_report.py). With `--tasks`, the trials
 are also stored, as solver trials of each task's version (source = imported; stored once, so analysing the same
-folders again adds nothing). The result is one JSON-able document; app/analyze_output.py renders it.
+folders again adds nothing), and each task's static findings (`qa lint`'s, warning and above) join its triage. The result is one JSON-able document; app/analyze_output.py renders it.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from envqa.core.import_match import Matching, TaskMatch, dataset_tasks, match_tr
 from envqa.core.imported import ImportedTrial, ImportProblem
 from envqa.core.imported_trials import as_trial_result, imported_trial_id
 from envqa.core.layout import RunLayout
+from envqa.core.models import Finding, Severity
 from envqa.core.readers import iter_runs
 from envqa.graphs.imported import keep_files
-from envqa.probes.cross_trial import TaskTrials
+from envqa.probes.cross_trial import TaskTrials, cross_trial_findings
 from envqa.probes.cross_trial_report import dataset_exit, task_triage
 from envqa.probes.cross_trial_triage import look_first, sibling_shortcuts, worst_first
 
@@ -66,20 +67,23 @@ def never_ran(trials: list[ImportedTrial]) -> list[dict]:
     return [{"group": g, "trials": len(ns), "examples": ns[:3]} for g, ns in sorted(out.items())]
 
 
-def _task_context(task_dir: Path | None) -> tuple[str, set[str]]:
-    """The instruction and the verifier's tools of a task on disk; ("", set()) when there is none or it is
-    unreadable (the rules then work from the trials alone)."""
+def _task_context(task_dir: Path | None) -> tuple[str, set[str], list[Finding]]:
+    """The instruction, the verifier's tools and the static findings (warning or above: what `qa lint` would
+    report) of a task on disk, so one triage holds what the files and the trials say; ("", set(), []) when there
+    is none or it is unreadable (the rules then work from the trials alone)."""
     if task_dir is None:
-        return "", set()
+        return "", set(), []
     from envqa.core.environment import load_environment
     from envqa.probes.cross_trial_qa import verifier_tools
+    from envqa.probes.task_schema import lint_findings
 
     try:
         env = load_environment(task_dir)
     except (EnvQAError, OSError, ValueError) as e:
         log.warning("analyze.task_unreadable", task=str(task_dir), error=str(e)[:200])
-        return "", set()
-    return env.instruction, verifier_tools(env)
+        return "", set(), []
+    static = [f for f in lint_findings(env) if f.severity != Severity.INFO]
+    return env.instruction, verifier_tools(env), static
 
 
 def triage_matching(matching: Matching, config: QAConfig, count_stale: bool = False) -> list[dict]:
@@ -88,11 +92,14 @@ def triage_matching(matching: Matching, config: QAConfig, count_stale: bool = Fa
     out = []
     for name, m in sorted(matching.tasks.items()):
         counted = m.current + (m.stale if count_stale else [])
-        instruction, tools = _task_context(m.task_dir)
+        instruction, tools, static = _task_context(m.task_dir)
         task = TaskTrials(
             task=name, trials={imported_trial_id(t): t for t in counted}, instruction=instruction, verifier_tools=tools
         )
-        triage = task_triage(task, band, stale=[] if count_stale else m.stale, confidence=sw.report_confidence)
+        found = cross_trial_findings(task) + static
+        triage = task_triage(
+            task, band, stale=[] if count_stale else m.stale, confidence=sw.report_confidence, findings=found
+        )
         out.append({**triage, "path": str(m.task_dir) if m.task_dir else None})
     return out
 

@@ -95,6 +95,28 @@ def test_matching_to_tasks_on_disk_keeps_other_versions_apart_and_stores_once(ru
     }
 
 
+@pytest.mark.fast
+def test_with_tasks_a_tasks_static_findings_join_its_triage(runs, tmp_path):
+    """--tasks: what `qa lint` says of a task's files (warning and above) sits in the same triage as what its trials
+    say, and ranks it; a clean look-alike task adds nothing from its files."""
+    dataset = tmp_path / "dataset"
+    shutil.copytree(Path(__file__).parents[2] / "examples" / "leaky-solution", dataset / "port-config")
+    shutil.copytree(Path(__file__).parents[2] / "examples" / "tb1-clean", dataset / "csv-report")
+    doc = analyze([runs.harbor_job], _config(tmp_path), tasks=[dataset], count_stale=True, store=False)
+    tasks = {t["task"]: t for t in doc["tasks"]}
+    leaky = [f for f in tasks["port-config"]["findings"] if f["rule"] == "dockerfile-copies-solution"]
+    assert (
+        leaky
+        and leaky[0]["severity"] == "critical"
+        and leaky[0]["location"].endswith("Dockerfile:" + leaky[0]["location"].rsplit(":", 1)[-1])
+    )
+    assert not {f["rule"] for f in tasks["csv-report"]["findings"]} & {
+        "dockerfile-copies-solution",
+        "dockerfile-copies-tests",
+    }
+    assert doc["look_first"][0]["task"] == "port-config"  # critical from the files: looked at first
+
+
 def test_storing_imported_trials_is_idempotent_on_postgres(runs, tmp_path, pg_url, monkeypatch):
     monkeypatch.setenv("QA_STORE_URL", pg_url)  # every Store opened from here on is this database
     dataset = tmp_path / "dataset"
