@@ -22,6 +22,7 @@ FILE_OPENERS = {"open", "read_text", "read_bytes", "loadtxt", "read_csv", "read_
 RUN_MODULES = {"subprocess", "os", "sp"}
 RUN_CALLS = {"run", "call", "check_call", "check_output", "Popen", "system", "popen", "getoutput", "getstatusoutput"}
 CLOSE_CALLS = {"isclose": ("rel_tol", "abs_tol"), "allclose": ("rtol", "atol"), "assert_allclose": ("rtol", "atol")}
+CLOSE_KINDS = {"assert_allclose": "allclose"}  # one kind per tolerance, however the call is spelt
 ORDERED = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 EQUALITY = {ast.Eq: "==", ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
 ASSERT_PAIRS = {
@@ -140,10 +141,16 @@ class _Reader:
                 except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                     continue
         self.requirements = tree_requirements(f.in_tests, f.lines, tree)
+        self.local: dict[str, ast.AST] = {}  # names bound in the function being read
 
-    def operand(self, node: ast.AST) -> Operand:
+    def operand(self, node: ast.AST, local: bool = True) -> Operand:
+        """A side of a comparison; a name bound in the function (`out = Path(p).read_text()`) is read as the
+        value it was bound to."""
         if isinstance(node, ast.Call) and _call_name(node) == "approx" and node.args:
             node = node.args[0]
+        if local and isinstance(node, ast.Name) and node.id in self.local:
+            bound = self.operand(self.local[node.id], local=False)
+            return Operand(bound.kind, _code(node), bound.value)
         try:
             value = ast.literal_eval(node)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -157,6 +164,11 @@ class _Reader:
     def facts(self, fn: ast.AST) -> Facts:
         first, last = getattr(fn, "lineno", 0), getattr(fn, "end_lineno", 0) or 0
         out = Facts()
+        self.local = {
+            n.targets[0].id: n.value
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+        }
         for r in self.requirements:
             if not first <= r.line <= last:
                 continue
@@ -194,7 +206,7 @@ class _Reader:
         names = CLOSE_CALLS.get(kind, ("rel", "abs"))
         given = [_number(k.value, self.consts) for k in call.keywords if k.arg in (*names, "places", "delta")]
         known = [v for v in given if v is not None]
-        return Tolerance(call.lineno, kind, _code(call), max(known) if known else None)
+        return Tolerance(call.lineno, CLOSE_KINDS.get(kind, kind), _code(call), max(known) if known else None)
 
     def call(self, node: ast.Call, out: Facts) -> None:
         name = _call_name(node)

@@ -130,3 +130,6 @@ def model_of(env: Environment) -> TaskModel:
 def tests_of(env: Environment) -> TestsModel:
     """The test model of `env`'s version (the one reader of the verifier's files)."""
     return MODELS.of(env).tests
+
+
+tests_of.__test__ = False  # type: ignore[attr-defined]  # a reader, not a pytest test (tests import it by name)
