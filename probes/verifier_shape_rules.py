@@ -27,12 +27,13 @@ import re
 from itertools import islice
 from pathlib import Path
 
+from envqa.core.defaults import VERIFIER_SHAPE_MAX_LITERALS as MAX_LITERALS
 from envqa.core.defaults import VERIFIER_SHAPE_MAX_WALK as MAX_WALK
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Label, Severity
 from envqa.core.parsers.dockerfile import parse_dockerfile
 from envqa.core.task_model import tests_of
-from envqa.core.task_model.checks import GENERIC, MAX_LITERALS, Shape
+from envqa.core.task_model.checks import GENERIC, Shape
 from envqa.probes.image_checks import MIN_LITERAL
 from envqa.probes.task_files import rel as _rel
 

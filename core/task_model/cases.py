@@ -15,6 +15,7 @@ import ast
 from dataclasses import dataclass, field
 
 from envqa.core.consistency.requirements import tree_requirements
+from envqa.core.defaults import TEST_MODEL_CODE_CHARS as CODE_MAX
 from envqa.core.task_model.files import TestFile
 
 READ_CALLS = {"read", "read_text", "read_bytes", "load", "loads", "loadtxt", "read_csv", "read_json", "readlines"}
@@ -37,7 +38,6 @@ ASSERT_PAIRS = {
     "assertLessEqual": "<=",
     "assertAlmostEqual": "almost",
 }
-CODE_MAX = 160
 
 
 @dataclass

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from envqa.core.parsers.shell import Command, parse_script
 from envqa.core.task_model.files import TestFile
 
-MAX_LITERALS = 3
 RUNNERS = {"python", "python3", "bash", "sh", "node", "ruby", "perl", "timeout", "env", "uv", "run"}
 SUBPROCESS = {"run", "check_output", "call", "check_call", "Popen", "getoutput", "getstatusoutput", "system", "popen"}
 EXISTS = {"exists", "is_file", "isfile", "is_dir", "isdir", "access", "lexists", "is_symlink", "islink"}

@@ -190,3 +190,18 @@ def test_a_version_is_read_once_per_process_wherever_it_lies(tmp_path, fresh_mod
     assert [c.name for c in model_of(edited).tests.cases] == ["test_b"]
     assert fresh_models.builds == 2 and PARSED.parses == 2
     PARSED.clear()
+
+
+def test_jobs_load_a_snapshot_once_and_any_other_folder_as_it_is_now(tmp_path, fresh_models):
+    """`version_env`: a job's snapshot (QA_HOME/envs/<version>) is loaded once per process and not hashed
+    again; a folder that is not a snapshot is read as it is now, so the caller sees that it changed."""
+    from envqa.core.environment import version_env
+
+    files = {"tests/test_a.py": "def test_a():\n    assert 1\n"}
+    user = load_environment(_task(tmp_path / "user", files))
+    snap = _task(tmp_path / "home" / "envs" / user.version, files)
+    first = version_env(snap, user.version)
+    (snap / "tests" / "test_a.py").write_text("def test_z():\n    assert 0\n")  # (a snapshot never changes)
+    assert version_env(snap, user.version) is first and first.version == user.version
+    (tmp_path / "user" / "tests" / "test_a.py").write_text("def test_b():\n    assert 1\n")
+    assert version_env(tmp_path / "user", user.version).version != user.version
