@@ -4,7 +4,8 @@ Harbor jobs and `tb run` folders are read (core/readers), each trial matched to 
 `--tasks`, to the task folders of that dataset, with stale trials apart), and per task the cross-trial rules and
 pass@1 per agent/model against the band are computed (probes/cross_trial_report.py). With `--tasks`, the trials
 are also stored, as solver trials of each task's version (source = imported; stored once, so analysing the same
-folders again adds nothing), and each task's static findings (`qa lint`'s, warning and above) join its triage. The result is one JSON-able document; app/analyze_output.py renders it.
+folders again adds nothing), and each task's static findings (`qa lint`'s, warning and above) join its triage.
+The result is one JSON-able document; app/analyze_output.py renders it.
 """
 
 from __future__ import annotations

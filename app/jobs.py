@@ -24,7 +24,7 @@ from envqa.agents.base import Agent, AgentContext, AgentRun
 from envqa.agents.catalog import create_agent
 from envqa.agents.trial import run_trial
 from envqa.core.config import QAConfig
-from envqa.core.environment import load_environment
+from envqa.core.environment import version_env
 from envqa.core.errors import InputError, ProviderError
 from envqa.core.events import EventSink, RunEvent
 from envqa.core.executor import Call, ProbeJob, ProbeOutcome, TrialJob, TrialView, outcome_of
@@ -116,7 +116,7 @@ def run_trial_job(payload: dict) -> dict:
         lease = config.scheduler.lease_ttl_sec
         store.mark_trial_running(spec.trial_id, worker=worker, lease_sec=lease)  # status, attempt, lease: one tx
         on_beat(lambda: store.renew_trial_lease(spec.trial_id, worker, lease))  # the trial's health, per beat
-        env = load_environment(env_dir)
+        env = version_env(env_dir, spec.env_version)
         if env.version != spec.env_version:
             raise InputError(env_dir, "the environment changed on disk since this trial was queued")
         agent = _CatchProviderError(create_agent(spec.agent, model=spec.model, config=config))
@@ -177,7 +177,7 @@ def execute_probe_job(job: ProbeJob, backend, store, on_event: EventSink | None 
     """Run the probe here: rebuild its context from the store and the version, record each trial."""
     emit = on_event or (lambda *a, **k: None)
     config, env_dir = for_this_host(store, QAConfig.model_validate(job.config), job.env_dir, job.env_version)
-    env = load_environment(env_dir)
+    env = version_env(env_dir, job.env_version)
     if env.version != job.env_version:
         raise InputError(env_dir, "the environment changed on disk since this probe was queued")
     env = env.model_copy(update={"name": job.env_name})
@@ -297,7 +297,7 @@ def label_job(args: dict) -> dict:
     client = create_client(job.model, config)
     label, spend = analyst.analyze_trial(
         client,
-        load_environment(env_dir),
+        version_env(env_dir, trial.env_version),
         trial,
         load_trajectory(trial.artifacts_dir),
         job.probe_evidence,

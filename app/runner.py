@@ -15,7 +15,7 @@ from envqa.app.approvals import run_config
 from envqa.app.executors import open_executor
 from envqa.app.report_html import try_write_html_report
 from envqa.core.config import QAConfig
-from envqa.core.environment import load_environment
+from envqa.core.environment import check_environment
 from envqa.core.errors import InfraError, InputError
 from envqa.core.events import RunEvent
 from envqa.core.notify import notify
@@ -116,13 +116,13 @@ def execute_run(
     """
     backend = make_backend(config)
     if not resume:
-        # Load (and so validate) before writing anything: a malformed environment must leave no run row,
-        # checkpoint or run directory behind. The load node re-reads it; loading is cheap.
+        # Check before writing anything: a malformed environment must leave no run row, checkpoint or run
+        # directory behind. The load node's snapshot reads (and hashes) it; the check does not hash.
 
         if is_spec_dir(env_dir):  # issue 13: spec.md only; the graph's generate node writes the task
             require_model(config)
         else:
-            load_environment(env_dir)
+            check_environment(env_dir)
         backend.check()  # pings the engine: Docker down -> exit 3 before a run row exists
     elif store_url(config.db_path) is None and not config.db_path.exists():
         raise InputError(str(config.db_path), f"no run with id {run_id!r} to resume (no state database here)")

@@ -430,6 +430,13 @@ VERIFIER_WRITES_MAX_ENTRIES = 100_000
 VERIFIER_SHAPE_MAX_WALK = 5000
 """Entries of the build context looked at (names and small texts) (probes/verifier_shape_rules.py)."""
 
+VERIFIER_SHAPE_MAX_LITERALS = 3
+"""At most this many literals pinned by the verifier for `verifier-literal-only` (core/task_model/checks.py,
+probes/verifier_shape_rules.py): more is a real spec, not a hard-coded answer."""
+
+TEST_MODEL_CODE_CHARS = 160
+"""The test model keeps this many characters of a comparison's or a call's code (core/task_model/cases.py)."""
+
 EXPLOIT_REHEARSE_SEC = 120.0
 """How long an exploit's rehearsal in a container may take (agents/exploits.py)."""
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from envqa.core.defaults import ENV_CACHE_SIZE
 from envqa.core.env_cache import ParseCache, rebased, symlinks_under
 from envqa.core.errors import InputError
 from envqa.core.input_files import InputFileError
@@ -201,6 +202,47 @@ def load_environment(env_dir: str | Path, *, lint: bool = False, version: str | 
         check_task_tree(root, IGNORED_DIRS)
     env = _parsed_once(root, lint, version)
     refused = [] if lint or env.format != EnvFormat.HARBOR else env.not_yet_run()
+    if refused:
+        raise refused[0]
+    return env
+
+
+UNHASHED = "unhashed"  # the version of a `check_environment` parse: the files were not hashed
+
+# Immutable snapshots already loaded in this process: (directory, version) -> Environment (`version_env`).
+_SNAPSHOTS: dict[tuple[str, str], Environment] = {}
+SNAPSHOT_PARENTS = ("envs", "envs-cache")  # QA_HOME/envs/<version> (store/versions.py), the shared host cache
+
+
+def is_snapshot(env_dir: str | Path, version: str) -> bool:
+    """Whether env_dir is the immutable snapshot of `version`: a folder named by the version under a version
+    store (QA_HOME/envs/, or envs-cache/ on a host of a shared store). Its content is its name."""
+    path = Path(env_dir)
+    return path.name == version and path.parent.name in SNAPSHOT_PARENTS
+
+
+def version_env(env_dir: str | Path, version: str) -> Environment:
+    """The environment of `version` in env_dir, for the graph nodes and jobs that carry a version id. A snapshot
+    (`is_snapshot`) is loaded once per process and never hashed; any other folder is loaded (hashed) each time,
+    and the caller compares its version with the one it expects (the folder may have changed)."""
+    if not is_snapshot(env_dir, version):
+        return load_environment(env_dir)
+    key = (str(Path(env_dir).resolve()), version)
+    env = _SNAPSHOTS.get(key)
+    if env is None:
+        env = _SNAPSHOTS[key] = load_environment(env_dir, version=version)
+        while len(_SNAPSHOTS) > ENV_CACHE_SIZE:
+            _SNAPSHOTS.pop(next(iter(_SNAPSHOTS)), None)
+    return env
+
+
+def check_environment(env_dir: str | Path) -> Environment:
+    """Parse and check an environment directory without hashing its files: the up-front check of `qa run`
+    (bad input fails before anything is written), whose result gives only the warnings. Its `version` is
+    UNHASHED and it is never cached: the run's snapshot hashes the files once (store/versions.py)."""
+    root = _environment_root(env_dir)
+    env = _parse(root, lint=False, version=UNHASHED)
+    refused = [] if env.format != EnvFormat.HARBOR else env.not_yet_run()
     if refused:
         raise refused[0]
     return env

@@ -20,9 +20,9 @@ import re
 from envqa.core.environment import Environment
 from envqa.core.models import Finding
 from envqa.core.parsers.dockerfile import parse_dockerfile
-from envqa.core.parsers.shell import Command, parse_script
+from envqa.core.parsers.shell import Command
 from envqa.probes.task_files import rel as _rel
-from envqa.probes.task_files import test_script
+from envqa.probes.task_files import script_commands, test_script
 
 OCTAL = re.compile(r"^[0-7]{3,4}$")
 SYMBOLIC = re.compile(r"^[ugoa]*[-+=][rwxXst]*$")
@@ -105,7 +105,7 @@ def permission_guard_rules(env: Environment) -> list[Finding]:
     script = test_script(env)
     if script is not None:
         rel = _rel(env, script)
-        for cmd in parse_script(script.read_text(errors="replace")):
+        for cmd in script_commands(env):
             g = guard_of(cmd) if cmd.reachable else None
             if g:
                 hits.append((rel, cmd, *g))

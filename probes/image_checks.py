@@ -8,10 +8,8 @@ verifier-runs-image-file    test.sh executes a program or script that lives in t
 
 from __future__ import annotations
 
-import ast
 import json
 import re
-from pathlib import Path
 
 import structlog
 
@@ -21,10 +19,10 @@ from envqa.core.defaults import IMAGE_SCAN_EXEC_SEC
 from envqa.core.environment import Environment
 from envqa.core.models import Finding
 from envqa.core.package_scripts import read_script
-from envqa.core.parsers.shell import SHELLS, parse_script
+from envqa.core.parsers.shell import SHELLS
 from envqa.core.sandbox import SandboxBackend, SandboxSpec
-from envqa.probes.task_files import rel as _rel
-from envqa.probes.task_files import test_script
+from envqa.core.task_model import tests_of
+from envqa.core.task_model.files import TestFile
 
 log = structlog.get_logger(__name__)
 
@@ -78,43 +76,26 @@ KEYWORDS = {
 }
 
 
-def _image_input_copy(env: Environment, tests: Path, f: Path) -> bool:
+def _image_input_copy(env: Environment, f: TestFile) -> bool:
     """tests/_env/X byte-identical to environment/X: the separate fixer's copy of a file the agent's image is
     given on purpose (agents/fixers/separate.py), for the verifier's own image; not a literal hidden from it."""
+    under = f.in_tests.removeprefix("tests/")
+    if not under.startswith("_env/") or f.copy_source.is_file():
+        return False
     try:
-        rel = f.relative_to(tests / "_env")
-        twin = env.build_context / rel
-        return f.is_file() and twin.is_file() and twin.read_bytes() == f.read_bytes()
-    except (ValueError, OSError):
+        twin = env.build_context / under.removeprefix("_env/")
+        return f.path.is_file() and twin.is_file() and twin.read_bytes() == f.path.read_bytes()
+    except OSError:
         return False
 
 
 def test_literals(env: Environment) -> list[str]:
-    """String constants in the tests, minus what the instruction itself tells the agent."""
+    """String constants in the tests (the test model's), minus what the instruction itself tells the agent."""
+    tests = tests_of(env)
     lits: set[str] = set()
-    for copy in env.tests:
-        files = [copy.source] if copy.source.is_file() else sorted(copy.source.rglob("*"))
-        for f in files:
-            if _image_input_copy(env, copy.source, f):
-                continue
-            if f.suffix == ".py":
-                try:
-                    tree = ast.parse(f.read_text(errors="replace"))
-                except (SyntaxError, ValueError, RecursionError):  # NUL bytes, nesting too deep
-                    continue
-                docstrings = {
-                    id(n.body[0].value)
-                    for n in ast.walk(tree)
-                    if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef))
-                    and n.body
-                    and isinstance(n.body[0], ast.Expr)
-                    and isinstance(n.body[0].value, ast.Constant)
-                }
-                for node in ast.walk(tree):
-                    if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
-                        lits.add(node.value)
-            elif f.suffix in (".sh", ".txt", ".json", ".out", ".expected") and f.name != "test.sh":
-                lits.add(f.read_text(errors="replace"))
+    for f in tests.files:
+        if not _image_input_copy(env, f):
+            lits.update(tests.string_constants(f))
     out = []
     for lit in lits:
         s = lit.strip()
@@ -136,12 +117,12 @@ def verifier_commands(env: Environment) -> dict[str, str]:
 
     Commands come from the bash parser (core/parsers/shell.py): redirections and `|| true` are not
     programs, `sh -c "…"` strings are looked into, and lines that can never run are left out."""
-    script = test_script(env)
+    script = tests_of(env).script
     if script is None:
         return {}
-    rel = _rel(env, script)
+    rel = script.rel
     found: dict[str, str] = {}
-    for cmd in parse_script(script.read_text(errors="replace")):
+    for cmd in script.commands:
         if not cmd.reachable:
             continue
         words = list(cmd.words)

@@ -14,9 +14,9 @@ Every finding carries both lines (file:line) when there are two: the test's and 
 from __future__ import annotations
 
 from envqa.core.consistency.compare import CONTRADICTS, UNSTATED, Mismatch, mismatches
-from envqa.core.consistency.guards import task_facts
 from envqa.core.environment import Environment
 from envqa.core.models import Finding
+from envqa.core.task_model.facts import task_facts
 
 WHAT = {"path": "path", "url": "URL", "port": "port", "user": "user name", "branch": "branch", "host": "host name"}
 UNSTATED_TEXT = {

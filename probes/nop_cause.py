@@ -36,8 +36,9 @@ from envqa.core.models import Finding, Outcome, TrialResult
 from envqa.core.sandbox import Sandbox, SandboxError
 from envqa.core.strace import PATH_SYSCALLS, PathUse, path_uses
 from envqa.core.task_config import VerifierEnvironmentMode
+from envqa.core.task_model import tests_of
 from envqa.probes.base import ProbeContext, register_probe
-from envqa.probes.nop_cause_rules import NopFacts, explain, junit_results, shapes_of_tests
+from envqa.probes.nop_cause_rules import NopFacts, explain, junit_results
 
 log = structlog.get_logger(__name__)
 
@@ -133,17 +134,6 @@ def _digests(sandbox: Sandbox, uses: list[PathUse]) -> dict[str, dict[str, str]]
     return out
 
 
-def _test_sources(env: Environment) -> dict[str, str]:
-    files = {}
-    for copy in env.tests:
-        src = Path(copy.source)
-        for path in sorted(src.rglob("*.py")) if src.is_dir() else [src]:
-            if path.is_file() and path.suffix == ".py" and path.stat().st_size <= 512 * 1024:
-                rel = path.relative_to(src).as_posix() if src.is_dir() else path.name
-                files[f"tests/{rel}"] = path.read_text(errors="replace")
-    return files
-
-
 def nop_facts(sandbox: Sandbox, env: Environment, out: Path) -> NopFacts | str:
     """Rerun the verifier on this (nop) end state, traced and with a per-test report: the facts, or why not."""
     (out / "verifier").mkdir(parents=True, exist_ok=True)
@@ -175,7 +165,7 @@ def nop_facts(sandbox: Sandbox, env: Environment, out: Path) -> NopFacts | str:
 
 
 def nop_cause_finding(facts: NopFacts, env: Environment, nop: list[TrialResult], result: TrialResult) -> Finding | None:
-    cause = explain(shapes_of_tests(_test_sources(env)), facts)
+    cause = explain(tests_of(env).vacuity, facts)
     if cause is None:
         return None
     reward = nop[0].reward if nop and nop[0].reward is not None else result.reward or 0.0

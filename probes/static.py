@@ -28,7 +28,7 @@ from envqa.core.models import Finding, Severity
 from envqa.core.network_policy import verifier_network_of
 from envqa.core.parsers.dockerfile import parse_dockerfile
 from envqa.core.parsers.pip import pip_args, unpinned_packages
-from envqa.core.parsers.shell import Command, parse_script
+from envqa.core.parsers.shell import Command
 from envqa.core.task_config import NetworkMode
 from envqa.probes.base import ProbeContext, register_probe
 from envqa.probes.drift_rules import drift_findings
@@ -37,7 +37,7 @@ from envqa.probes.image_checks import image_findings
 from envqa.probes.instruction_rules import instruction_findings
 from envqa.probes.metadata_rules import metadata_realism_findings
 from envqa.probes.task_files import rel as _rel
-from envqa.probes.task_files import test_script
+from envqa.probes.task_files import script_commands, test_script
 from envqa.probes.task_rules import task_findings
 from envqa.probes.verifier_broken import verifier_broken_findings
 from envqa.probes.verifier_shape_rules import verifier_shape_findings
@@ -85,7 +85,7 @@ def reward_rules(env: Environment) -> list[Finding]:
     if script is None or script.name != "test.sh":
         return []
     rel = _rel(env, script)
-    commands = parse_script(script.read_text(errors="replace"))
+    commands = script_commands(env)
     writes = reward_writes(commands)
     if not writes:
         return []
@@ -127,7 +127,7 @@ def fetch_commands(env: Environment) -> list[tuple[Command, list[str]]]:
     if script is None:
         return []
     out = []
-    for cmd in parse_script(script.read_text(errors="replace")):
+    for cmd in script_commands(env):
         if cmd.reachable and is_fetch(cmd):
             out.append((cmd, [w for w in cmd.words if URL.match(w)]))
     return out
@@ -188,7 +188,7 @@ def pin_rules(env: Environment) -> list[Finding]:
     commands = [(_rel(env, env.dockerfile), cmd) for _stage, cmd in parse_dockerfile(env.dockerfile).run_commands()]
     script = test_script(env)
     if script is not None:
-        commands += [(_rel(env, script), c) for c in parse_script(script.read_text(errors="replace"))]
+        commands += [(_rel(env, script), c) for c in script_commands(env)]
     for rel, cmd in commands:
         args = pip_args(cmd) if cmd.reachable else None
         loose = unpinned_packages(args) if args else []

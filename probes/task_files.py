@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from envqa.core.environment import Environment
+from envqa.core.parsers.shell import Command
+from envqa.core.task_model import tests_of
 
 
 def rel(env: Environment, path: Path) -> str:
@@ -27,6 +29,12 @@ def test_script(env: Environment) -> Path | None:
             if p.is_file() and p.name == name:
                 return p
     return None
+
+
+def script_commands(env: Environment) -> list[Command]:
+    """The commands of the verifier's entry script, from the task model (parsed once per version)."""
+    script = tests_of(env).script
+    return script.commands if script is not None else []
 
 
 test_script.__test__ = False  # a helper, not a pytest test (tests import it by name)

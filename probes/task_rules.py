@@ -12,26 +12,12 @@ task-config-unknown-key     (info) a task.toml key the schema does not know (pro
 
 from __future__ import annotations
 
-import ast
-
 from envqa.core.environment import Environment
 from envqa.core.input_files import InputFileError, read_toml
 from envqa.core.models import Finding
-from envqa.probes.task_files import rel as _rel
+from envqa.core.task_model import tests_of
 
 MIN_AGENT_SEC, MIN_VERIFIER_SEC, MAX_SEC = 10.0, 5.0, 24 * 3600.0
-CLOCKS = {
-    "time",
-    "perf_counter",
-    "monotonic",
-    "time_ns",
-    "perf_counter_ns",
-    "monotonic_ns",
-    "now",
-    "utcnow",
-    "process_time",
-    "default_timer",
-}
 
 
 def _raw_task_toml(env: Environment) -> dict:
@@ -96,67 +82,8 @@ def metadata_rules(env: Environment) -> list[Finding]:
     return findings
 
 
-def _is_clock_call(node: ast.AST) -> bool:
-    if not isinstance(node, ast.Call):
-        return False
-    f = node.func
-    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-    return name in CLOCKS
-
-
-class _Timing(ast.NodeVisitor):
-    """Names bound to clock readings or their differences; comparisons of a duration with a constant."""
-
-    def __init__(self):
-        self.clocks: set[str] = set()
-        self.durations: set[str] = set()
-        self.hits: list[int] = []
-
-    def _involves_clock(self, node: ast.AST) -> bool:
-        return any(_is_clock_call(n) or (isinstance(n, ast.Name) and n.id in self.clocks) for n in ast.walk(node))
-
-    def _is_duration(self, node: ast.AST) -> bool:
-        for n in ast.walk(node):
-            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub) and self._involves_clock(n):
-                return True
-            if isinstance(n, ast.Name) and n.id in self.durations:
-                return True
-        return False
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        names = [t.id for t in node.targets if isinstance(t, ast.Name)]
-        if self._is_duration(node.value):
-            self.durations.update(names)
-        elif _is_clock_call(node.value):
-            self.clocks.update(names)
-        self.generic_visit(node)
-
-    def visit_Compare(self, node: ast.Compare) -> None:
-        sides = [node.left, *node.comparators]
-        ordered = all(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in node.ops)
-        constant = any(isinstance(s, ast.Constant) and isinstance(s.value, (int, float)) for s in sides)
-        if ordered and constant and any(self._is_duration(s) for s in sides):
-            self.hits.append(node.lineno)
-        self.generic_visit(node)
-
-
 def timing_rules(env: Environment) -> list[Finding]:
-    evidence = []
-    for copy in env.tests:
-        files = [copy.source] if copy.source.is_file() else sorted(copy.source.rglob("*.py"))
-        for f in files:
-            if f.suffix != ".py":
-                continue
-            text = f.read_text(errors="replace")
-            try:
-                tree = ast.parse(text)
-            except (SyntaxError, ValueError, RecursionError):  # NUL bytes, nesting too deep
-                continue
-            visitor = _Timing()
-            visitor.visit(tree)
-            lines = text.splitlines()
-            rel = _rel(env, f)
-            evidence += [f"{rel}:{n}: {lines[n - 1].strip()}" for n in visitor.hits]
+    evidence = tests_of(env).timed_comparisons
     if not evidence:
         return []
     return [

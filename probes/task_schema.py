@@ -16,10 +16,9 @@ from __future__ import annotations
 
 from envqa.core.environment import Environment
 from envqa.core.models import Finding
-from envqa.core.parsers.shell import parse_script
 from envqa.probes.lint import lint_structure
 from envqa.probes.static import static_findings
-from envqa.probes.task_files import rel, test_script
+from envqa.probes.task_files import rel, script_commands, test_script
 from envqa.probes.task_rules import unknown_key_findings
 
 
@@ -42,7 +41,7 @@ def _instruction_findings(env: Environment) -> list[Finding]:
 
 def _empty_verifier(env: Environment) -> list[Finding]:
     script = test_script(env)
-    if script is None or any(c.reachable for c in parse_script(script.read_text(errors="replace"))):
+    if script is None or any(c.reachable for c in script_commands(env)):
         return []
     where = rel(env, script)
     return [

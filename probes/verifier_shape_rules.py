@@ -18,7 +18,7 @@ through the bash parser): a few literals, or only file names.
   answer-in-file-name              (warning) an expected literal is a token in the name of a file the agent's
                                    image gets (labels in input file names: `img_03_cat.png` for "cat").
 
-The checks come from probes/verifier_shape.py (pytest modules through `ast`, test.sh through the bash parser).
+The checks come from the test model, core/task_model/checks.py (pytest modules through `ast`, test.sh through the bash parser).
 """
 
 from __future__ import annotations
@@ -27,13 +27,15 @@ import re
 from itertools import islice
 from pathlib import Path
 
+from envqa.core.defaults import VERIFIER_SHAPE_MAX_LITERALS as MAX_LITERALS
 from envqa.core.defaults import VERIFIER_SHAPE_MAX_WALK as MAX_WALK
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Severity
 from envqa.core.parsers.dockerfile import parse_dockerfile
+from envqa.core.task_model import tests_of
+from envqa.core.task_model.checks import GENERIC, Shape
 from envqa.probes.image_checks import MIN_LITERAL
 from envqa.probes.task_files import rel as _rel
-from envqa.probes.verifier_shape import GENERIC, MAX_LITERALS, Shape, verifier_shape
 
 
 def _agent_files(env: Environment) -> list[Path]:
@@ -191,5 +193,5 @@ def file_name_rules(env: Environment, shape: Shape) -> list[Finding]:
 
 
 def verifier_shape_findings(env: Environment) -> list[Finding]:
-    shape = verifier_shape(env)
+    shape = tests_of(env).shape
     return literal_only_rules(env, shape) + file_name_rules(env, shape)

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from envqa.core.config import QAConfig
-from envqa.core.environment import Environment, content_hash, load_environment
+from envqa.core.environment import Environment, content_hash, load_environment, version_env
 from envqa.core.errors import InputError, PatchError
 from envqa.core.models import VersionInfo
 from envqa.core.patches import (
@@ -43,6 +43,7 @@ class VersionStore:
     def __init__(self, config: QAConfig, store: Store):
         self.config, self.store = config, store
         self.root = Path(config.home) / "envs"
+        self._named: dict[str, Environment] = {}  # a snapshot never changes: loaded (and named) once per store
 
     def path(self, version: str) -> Path:
         return self.root / version
@@ -57,9 +58,12 @@ class VersionStore:
         """The version as an Environment under the task's own name: a snapshot's directory is named by its
         hash, but exploits guess passwords from the task's name and reports show it. A snapshot never changes,
         so its name is its hash: it is not hashed again, and parsed once per process (core/env_cache.py)."""
-        env = load_environment(self.path(version), version=version)
-        name = self.get(version).name
-        return env.model_copy(update={"name": name}) if name else env
+        named = self._named.get(version)
+        if named is None:
+            env = version_env(self.path(version), version)
+            name = self.get(version).name
+            named = self._named[version] = env.model_copy(update={"name": name}) if name else env
+        return named
 
     def snapshot(
         self,

@@ -20,10 +20,10 @@ import re
 
 from envqa.agents.fixers.base import FixContext, register_fixer
 from envqa.core.consistency.compare import CONTRADICTS, SPELLING, UNSTATED, Mismatch, mismatches
-from envqa.core.consistency.guards import task_facts
 from envqa.core.environment import Environment
 from envqa.core.models import Finding
 from envqa.core.registry import rules_fixed_by
+from envqa.core.task_model.facts import task_facts
 
 RULES = rules_fixed_by("instruction")
 SENTENCES = {

@@ -209,12 +209,12 @@ def _task_warnings(env_dir: Path | None, as_json: bool) -> list[dict]:
     from rich.markup import escape
 
     from envqa.agents.generator import is_spec_dir
-    from envqa.core.environment import load_environment
+    from envqa.core.environment import check_environment
 
     warnings: list[dict] = []
     try:
         if not is_spec_dir(env_dir):  # spec.md only: the generate node writes the task (issue 13)
-            warnings = [w.public() for w in load_environment(env_dir).warnings]
+            warnings = [w.public() for w in check_environment(env_dir).warnings]  # the snapshot hashes it
     except EnvQAError as e:
         fail(e, as_json)
     for w in warnings:  # escaped: a table name such as [verifier] is not markup

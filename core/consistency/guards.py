@@ -138,22 +138,6 @@ def test_file_names(env: Environment) -> set[str]:
     return names
 
 
-def tests_requirements(env: Environment) -> tuple[list[Requirement], str]:
-    """(every requirement of the tests' .py and .sh files, their text joined)."""
-    reqs: list[Requirement] = []
-    texts = []
-    for copy in env.tests:
-        for f in _files(copy.source, (".py", ".sh", ".bash")):
-            text, rel = _text(f), _rel(env, f)
-            texts.append(text)
-            if f.suffix == ".py":
-                reqs += python_requirements(rel, text)
-            else:
-                reqs += shell_requirements(rel, text)
-                reqs += [r for start, body in python_heredocs(text) for r in python_requirements(rel, body, start)]
-    return reqs, "\n".join(texts)
-
-
 def _oracle(env: Environment, workdir: str) -> tuple[str, set[str]]:
     texts, writes = [], set()
     for copy in env.solution:
@@ -233,9 +217,10 @@ def _copied(env: Environment, sources: list[str], dest: str, from_stage: bool) -
     return out
 
 
-def task_facts(env: Environment) -> TaskFacts:
+def facts_with(env: Environment, reqs: list[Requirement], tests_text: str) -> TaskFacts:
+    """The task's facts, given what its tests require (the test model's: core/task_model/facts.py `task_facts`,
+    the one entry point)."""
     instruction = read_instruction(instruction_file(env), env.instruction)
-    reqs, tests_text = tests_requirements(env)
     image, users, workdir = _image(env)
     oracle_text, writes = _oracle(env, workdir)
     return TaskFacts(

@@ -1,6 +1,8 @@
 """What Python tests require, read with `ast` (never imported or run): the absolute paths they open, test,
 execute or hash, the command lines they run, the URLs and ports they reach, the account and branch names
-they look up, and the strings they compare with the agent's output.
+they look up, and the strings they compare with the agent's output. The verifier's files come parsed from the
+test model (core/task_model/tests_reader.py `TestsModel.requirements`); `python_requirements` reads any other
+Python text (the solution, a heredoc, `python3 -c`).
 
 Paths are resolved through simple constants: `Path("/app") / "out.txt"`, `os.path.join(APP, "x")`,
 f-strings of constants and names bound to them (`OUT = APP / "out.txt"`). Each requirement keeps its role:
@@ -262,10 +264,15 @@ def python_requirements(file: str, text: str, line_offset: int = 0) -> list[Requ
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return []
+    return tree_requirements(file, text.splitlines(), tree, line_offset)
+
+
+def tree_requirements(file: str, lines: list[str], tree: ast.Module, line_offset: int = 0) -> list[Requirement]:
+    """`python_requirements` over a module already parsed (the test model's tree, core/task_model/)."""
     for parent in ast.walk(tree):
         for child in ast.iter_child_nodes(parent):
             child._parent = parent  # type: ignore[attr-defined]
-    reader = _Reader(file, text.splitlines(), tree, line_offset)
+    reader = _Reader(file, lines, tree, line_offset)
     reader.visit(tree)
     # a path given a role somewhere is not also a bare mention there
     roled = {(r.value, r.line) for r in reader.out if r.kind == "path" and r.role != "mention"}

@@ -185,8 +185,13 @@ def _placed(reqs: list[Requirement], file: str, cmd: Command) -> list[Requiremen
 
 def shell_requirements(file: str, text: str) -> list[Requirement]:
     """Every requirement of one shell script's reachable commands (its Python heredocs: `python_heredocs`)."""
+    return commands_requirements(file, parse_script(text))
+
+
+def commands_requirements(file: str, commands: list[Command]) -> list[Requirement]:
+    """`shell_requirements` over a script already parsed (the test model's commands, core/task_model/)."""
     out: list[Requirement] = []
-    for cmd in parse_script(text):
+    for cmd in commands:
         if cmd.reachable:
             out += _placed(command_requirements(cmd.words, cmd.redirects), file, cmd)
     return out

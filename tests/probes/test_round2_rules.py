@@ -205,16 +205,16 @@ def test_clean_examples_stay_at_info(name):
 )
 def test_the_reader_sees_literal_checks_in_many_wordings(tmp_path, files, literals, runs_input):
     """The shapes other people write, in Python and shell, read into the same Shape."""
-    from envqa.probes.verifier_shape import verifier_shape
+    from envqa.core.task_model import tests_of
 
     base = {"tests/test.sh": "#!/bin/bash\npytest /tests && echo 1 > /logs/verifier/reward.txt\n"}
-    shape = verifier_shape(load_environment(write_env(tmp_path, {**base, **files})))
+    shape = tests_of(load_environment(write_env(tmp_path, {**base, **files}))).shape
     assert set(shape.literals) == literals and not shape.computed, shape
     assert bool(shape.program_input) == runs_input, shape
 
 
 def test_a_computed_expectation_or_a_regex_is_not_literal_only(tmp_path):
-    from envqa.probes.verifier_shape import verifier_shape
+    from envqa.core.task_model import tests_of
 
     env = write_env(
         tmp_path,
@@ -223,7 +223,7 @@ def test_a_computed_expectation_or_a_regex_is_not_literal_only(tmp_path):
             "    assert out == '42'\n    assert re.fullmatch(r'\\d+', out)\n"
         },
     )
-    assert verifier_shape(load_environment(env)).computed
+    assert tests_of(load_environment(env)).shape.computed
 
 
 @pytest.mark.parametrize(

@@ -18,10 +18,12 @@ import sys
 import pytest
 
 from envqa.core.strace import path_uses
+from envqa.core.task_model.thresholds import thresholds_in
+from envqa.core.task_model.vacuity import shapes_of_tests
 from envqa.graphs.loop_state import fresh, per_version_findings
 from envqa.probes.mutation import mutants_of
-from envqa.probes.mutation_tolerance import FileVerdicts, every_record_changed, thresholds_in
-from envqa.probes.nop_cause_rules import NopFacts, explain, junit_results, shapes_of_tests
+from envqa.probes.mutation_tolerance import FileVerdicts, every_record_changed
+from envqa.probes.nop_cause_rules import NopFacts, explain, junit_results
 from envqa.probes.verifier_writes import checked_overlap, written_between
 
 from .conftest import EXAMPLES

@@ -7,6 +7,9 @@ pytest modules are read with `ast`, test.sh with the bash parser (core/parsers/s
 `[[ $x == 42 ]]`, `grep -qx '42' /app/out`, `test -f /app/x`. A check the reader cannot classify (a computed
 expectation, a regex, a tolerance on a computed metric, `diff` against a file) counts as "computed", so the
 rules built on this (probes/verifier_shape_rules.py) stay quiet: we would rather miss than cry wolf.
+
+A facet of the test model (core/task_model/tests_reader.py): it reads the files and trees the model holds,
+never the disk.
 """
 
 from __future__ import annotations
@@ -16,14 +19,10 @@ import re
 import shlex
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from envqa.core.environment import Environment
 from envqa.core.parsers.shell import Command, parse_script
-from envqa.probes.task_files import rel as _rel
-from envqa.probes.task_files import test_script
+from envqa.core.task_model.files import TestFile
 
-MAX_LITERALS = 3
 RUNNERS = {"python", "python3", "bash", "sh", "node", "ruby", "perl", "timeout", "env", "uv", "run"}
 SUBPROCESS = {"run", "check_output", "call", "check_call", "Popen", "getoutput", "getstatusoutput", "system", "popen"}
 EXISTS = {"exists", "is_file", "isfile", "is_dir", "isdir", "access", "lexists", "is_symlink", "islink"}
@@ -106,7 +105,7 @@ def _lit(node: ast.AST, consts: dict[str, list[str]]) -> list[str] | None:
 def _members(node: ast.AST, consts: dict[str, list[str]]) -> list[str] | None:
     if isinstance(node, (ast.Set, ast.List, ast.Tuple)):
         vals = [_lit(e, consts) for e in node.elts]
-        return None if any(v is None for v in vals) else [x for v in vals for x in v]
+        return None if any(v is None for v in vals) else [x for v in vals for x in v or []]
     return _lit(node, consts)
 
 
@@ -146,7 +145,8 @@ class _PyShape(ast.NodeVisitor):
                 self.imported |= {a.asname or a.name for a in node.names}
 
     def ev(self, node: ast.AST) -> str:
-        return f"{self.rel}:{node.lineno}: {self.lines[node.lineno - 1].strip()}"
+        n = getattr(node, "lineno", 1)
+        return f"{self.rel}:{n}: {self.lines[n - 1].strip()}"
 
     def compare(self, left: ast.AST, op: ast.cmpop, right: ast.AST, node: ast.AST, negated: bool = False) -> None:
         if isinstance(op, (ast.NotEq, ast.NotIn, ast.IsNot)) != negated:
@@ -170,7 +170,7 @@ class _PyShape(ast.NodeVisitor):
                 self.shape.computed.append(self.ev(node))
             return
         other = left if lv is None else right
-        for v in lv or rv:
+        for v in lv or rv or []:
             self.shape.literals.setdefault(v, self.ev(node))
         if any(isinstance(n, ast.Call) and _call_name(n) in self.imported and n.args for n in ast.walk(other)):
             self.shape.program_input.append(self.ev(node))
@@ -243,13 +243,11 @@ class _PyShape(ast.NodeVisitor):
             self.shape.program_input.append(self.ev(node))
 
 
-def python_shape(shape: Shape, env: Environment, files: list[Path]) -> None:
+def python_shape(shape: Shape, files: list[TestFile]) -> None:
     for f in files:
-        text = f.read_text(errors="replace")
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError):  # NUL bytes, nesting too deep
-            shape.computed.append(f"{_rel(env, f)}: not parsed")
+        tree = f.tree
+        if tree is None:
+            shape.computed.append(f"{f.rel}: not parsed")
             continue
         if any(
             isinstance(d, ast.Call) and getattr(d.func, "attr", "") == "parametrize"
@@ -257,8 +255,8 @@ def python_shape(shape: Shape, env: Environment, files: list[Path]) -> None:
             if isinstance(n, ast.FunctionDef)
             for d in n.decorator_list
         ):
-            shape.program_input.append(f"{_rel(env, f)}: parametrized tests")
-        _PyShape(shape, _rel(env, f), text.splitlines(), tree).visit(tree)
+            shape.program_input.append(f"{f.rel}: parametrized tests")
+        _PyShape(shape, f.rel, f.lines, tree).visit(tree)
 
 
 def _unquote_pattern(p: str) -> str | None:
@@ -364,10 +362,10 @@ def _program_run(shape: Shape, commands: list[Command], i: int, rel: str) -> Non
             shape.program_input.append(commands[i].evidence(rel))
 
 
-def shell_shape(shape: Shape, env: Environment, script: Path) -> None:
+def shell_shape(shape: Shape, script: TestFile) -> None:
     """Classify each reachable command of test.sh by what it checks (see the module docstring)."""
-    rel = _rel(env, script)
-    commands = _reparse([c for c in parse_script(script.read_text(errors="replace")) if c.reachable])
+    rel = script.rel
+    commands = _reparse([c for c in script.commands if c.reachable])
     for i, cmd in enumerate(commands):
         name = cmd.name
         if name in ("[", "[[", "test"):
@@ -384,18 +382,10 @@ def shell_shape(shape: Shape, env: Environment, script: Path) -> None:
             _program_run(shape, commands, i, rel)
 
 
-def verifier_shape(env: Environment) -> Shape:
-    """The checks of the verifier's script and every Python file under tests/."""
+def verifier_shape(script: TestFile | None, python: list[TestFile]) -> Shape:
+    """The checks of the verifier's script and every Python file under tests/ but conftest.py."""
     shape = Shape()
-    script = test_script(env)
     if script is not None:
-        shell_shape(shape, env, script)
-    py: list[Path] = []
-    for copy in env.tests:
-        py += (
-            [copy.source]
-            if copy.source.is_file() and copy.source.suffix == ".py"
-            else (sorted(copy.source.rglob("*.py")) if copy.source.is_dir() else [])
-        )
-    python_shape(shape, env, [p for p in py if p.name != "conftest.py"])
+        shell_shape(shape, script)
+    python_shape(shape, [f for f in python if f.name != "conftest.py"])
     return shape
