@@ -6,7 +6,8 @@ none, and without these a user learns it only from a full run.
   verifier-runs-missing-file    test.sh runs, sources or hands pytest a /tests file that tests/ does not hold
   solution-empty                the reference solution (solution/solve.sh, solution.sh) runs no command
 
-What the verifier runs is read from test.sh's commands (core/parsers/shell.py), with `$TEST_DIR` read as /tests
+The files come from the task model (core/task_model/: test.sh's commands, each test file's text and tree, read and
+parsed once per version). What the verifier runs is read from test.sh's commands, with `$TEST_DIR` read as /tests
 and a `cd` into /tests followed. Quiet on purpose: a file test.sh writes, downloads, copies or extracts (its
 path, name or folder named by such a command), a separate verifier image (tests/Dockerfile), files the
 Terminal-Bench harness supplies, Python run as anything but pytest or a script (bash, node, go test: not read),
@@ -26,7 +27,9 @@ from envqa.core.environment import EnvFormat, Environment
 from envqa.core.input_files import read_text
 from envqa.core.models import Finding
 from envqa.core.parsers.shell import Command, parse_script
-from envqa.probes.task_files import rel, test_script
+from envqa.core.task_model import tests_of
+from envqa.core.task_model.files import TestFile
+from envqa.probes.task_files import rel, script_commands, test_script
 
 TEST_DIR_VAR = re.compile(r"\$\{TEST_DIR(?::?-[^}]*)?\}|\$TEST_DIR\b")
 SHELLS = {"bash", "sh", "zsh", "dash", "source", "."}
@@ -112,10 +115,15 @@ def _test_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*.py") if p.is_file() and re.match(r"(test_.*|.*_test)\.py$", p.name))
 
 
-def _read_verifier(env: Environment, script: Path) -> _Verifier:
+def _model_file(env: Environment, host: Path) -> TestFile | None:
+    """The test model's copy of a file under tests/ (its text and tree, read once per version)."""
+    return next((f for f in tests_of(env).files if f.path == host), None)
+
+
+def _read_verifier(env: Environment) -> _Verifier:
     v = _Verifier()
     cwd: str | None = None
-    for cmd in parse_script(read_text(script, strict=False)):
+    for cmd in script_commands(env):
         if not cmd.reachable or not cmd.words:
             continue
         words = [TEST_DIR_VAR.sub("/tests", w) for w in cmd.words]
@@ -211,27 +219,23 @@ def _missing(env: Environment, v: _Verifier, script_rel: str) -> list[Finding]:
 def _parse_findings(env: Environment, files: list[tuple[Path, Command]], script_rel: str) -> list[Finding]:
     out, seen = [], set()
     for host, cmd in files:
-        if host in seen or not host.is_file() or host.suffix != ".py":
+        f = _model_file(env, host)
+        if host in seen or f is None or not f.is_python or f.error is not None or f.tree is not None:
             continue
         seen.add(host)
-        text = read_text(host, strict=False)
-        try:
-            ast.parse(text)
-        except SyntaxError as e:
-            line = e.lineno or 1
-            code = (text.splitlines()[line - 1 : line] or [""])[0].strip()
-            where = rel(env, host)
+        where = f.rel
+        if f.syntax_error_at is not None:
+            line, msg = f.syntax_error_at
             out.append(
                 _finding(
                     "verifier-test-file-invalid",
-                    f"{where} is not valid Python ({e.msg}, line {line}): the verifier cannot import it, so every "
+                    f"{where} is not valid Python ({msg}, line {line}): the verifier cannot import it, so every "
                     "trial fails",
-                    [f"{where}:{line}: {code}", cmd.evidence(script_rel)],
+                    [f"{where}:{line}: {f.line(line)}", cmd.evidence(script_rel)],
                     f"{where}:{line}",
                 )
             )
-        except (ValueError, RecursionError):
-            where = rel(env, host)
+        else:
             out.append(
                 _finding(
                     "verifier-test-file-invalid",
@@ -284,10 +288,10 @@ def _no_test_findings(env: Environment, v: _Verifier, script_rel: str) -> list[F
             continue
         empty = []
         for f in present:
-            try:
-                tree = ast.parse(read_text(f, strict=False))
-            except (SyntaxError, ValueError, RecursionError):
-                empty = []  # verifier-test-file-invalid says it
+            model = _model_file(env, f)
+            tree = model.tree if model is not None else None
+            if tree is None:
+                empty = []  # verifier-test-file-invalid says it (or the file is not the tests' own)
                 break
             if _defines_tests(tree):
                 empty = []
@@ -336,7 +340,7 @@ def verifier_broken_findings(env: Environment) -> list[Finding]:
     if script is None or any((c.source / "Dockerfile").is_file() for c in env.tests if c.source.is_dir()):
         return found  # no script of ours to read, or a separate verifier image that may bring its own files
     script_rel = rel(env, script)
-    v = _read_verifier(env, script)
+    v = _read_verifier(env)
     found += _missing(env, v, script_rel)
     python_runs = [(h, c) for h, c, how in v.runs if how in ("pytest", "python") and not _written(v, h)]
     python_runs += [(f, c) for files, c in v.pytest_sets for f in files if not _written(v, f)]

@@ -33,6 +33,7 @@ class TestFile:
     error: InputFileError | None = None  # the guarded reader refused it: never read, never parsed
     undecodable: bool = False  # not UTF-8: `text` has the bad bytes replaced (a rule may skip such a file)
     _parse_error: str | None = field(default=None, init=False, repr=False)
+    syntax_error_at: tuple[int, str] | None = field(default=None, init=False, repr=False)  # (line, parser's words)
 
     __test__ = False  # not a pytest class
 
@@ -81,6 +82,8 @@ class TestFile:
             return ast.parse(self.text)
         except (SyntaxError, ValueError, RecursionError) as e:  # NUL bytes, nesting too deep
             self._parse_error = f"{type(e).__name__}: {e}"
+            if isinstance(e, SyntaxError):
+                self.syntax_error_at = (e.lineno or 1, e.msg)
             return None
 
     @property
