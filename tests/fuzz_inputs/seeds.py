@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from envqa.demo.imported_runs import write_fixture_runs
+from qa_testkit import write_files
 
 HARBOR_TASK = {
     "task.toml": """version = "1.0"
@@ -82,16 +83,6 @@ lint_root_agent = false
 band_low = 0.1
 band_high = 0.9
 """
-
-
-def write_files(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-        if rel.endswith(".sh"):
-            p.chmod(0o755)
-    return root
 
 
 def write_seeds(root: Path) -> dict[str, Path]:
