@@ -44,7 +44,6 @@ class Cause:
     summary: str
     evidence: list[str]
     location: str
-    fix: str
 
 
 def junit_results(xml_text: str) -> tuple[list[str], list[str]] | None:
@@ -124,30 +123,26 @@ def _untouched_pair(shape: ShapeOfTest, facts: NopFacts) -> list[str]:
     ]
 
 
-CAUSES = (  # subtype, rule over one test, summary, fix
+CAUSES = (  # subtype, rule over one test, summary (the remedy of each subtype: nop-passes in rules.toml)
     (
         "hash-matches-shipped-file",
         _hash_match,
         "a digest the tests expect already matches a file the image ships",
-        "check a file the agent must produce or change, or ship a file whose digest differs until the work is done",
     ),
     (
         "compares-untouched-files",
         _untouched_pair,
         "a test compares two files the agent never touches, and they are already equal",
-        "compare the agent's output with the expected file, not two files the image ships",
     ),
     (
         "empty-output-loop",
         _empty_loop,
         "a test loops over an output directory that is empty, so its asserts never run",
-        "assert the expected set of output files before looping over them",
     ),
     (
         "unchecked-missing-program",
         _missing_program,
         "a test runs a program that does not exist and never checks its exit status",
-        "pass check=True (or assert returncode == 0) on every subprocess the tests run",
     ),
 )
 
@@ -156,14 +151,14 @@ def explain(shapes: list[ShapeOfTest], facts: NopFacts) -> Cause | None:
     """The first cause (in CAUSES order) that a test which passed on the nop's end state shows; evidence from
     every cause that applies."""
     passing = [s for s in shapes if facts.passed is None or s.name in facts.passed]
-    found: list[tuple[str, str, str, list[str]]] = []
-    for subtype, rule, summary, fix in CAUSES:
+    found: list[tuple[str, str, list[str]]] = []
+    for subtype, rule, summary in CAUSES:
         lines = [line for shape in passing for line in rule(shape, facts)]
         if lines:
-            found.append((subtype, summary, fix, lines))
+            found.append((subtype, summary, lines))
     if not found:
         return None
-    subtype, summary, fix, _lines = found[0]
+    subtype, summary, _lines = found[0]
     evidence = [line for *_rest, lines in found for line in lines][:12]
     location = evidence[0].split(":", 1)[0] if evidence else "tests/"
     if facts.passed is not None:
@@ -171,4 +166,4 @@ def explain(shapes: list[ShapeOfTest], facts: NopFacts) -> Cause | None:
             f"pytest on the nop's end state: passed {', '.join(facts.passed[:8]) or 'none'}"
             + (f"; failed {', '.join(facts.failed[:8])}" if facts.failed else "")
         )
-    return Cause(subtype, summary, evidence, location, fix)
+    return Cause(subtype, summary, evidence, location)
