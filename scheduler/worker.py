@@ -32,6 +32,7 @@ import structlog
 from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from rq import Queue, SimpleWorker
+from rq.exceptions import StopRequested
 
 from envqa.core.config import SchedulerSettings
 from envqa.core.defaults import (
@@ -122,6 +123,9 @@ def run_worker(
             )
         except SHUTDOWN:
             raise
+        except StopRequested:  # the stop signal landed in rq's teardown of an ended loop (an idle `*` reload):
+            worker.teardown()  # a stop, not an error to restart after; finish the teardown it cut short (rq's
+            return  # scheduler process), or the pool's stop waits out its grace (tests/scheduler/test_pool_stop.py)
         except Exception as e:  # noqa: BLE001 - e.g. Redis gone during rq's own start-up bookkeeping
             worked = False
             reason = f"{type(e).__name__}: {e}"
