@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from envqa.core.consistency.claims import NUMBER_UNIT, TOKEN, Claim
 from envqa.core.consistency.guards import TaskFacts, config_path, system_path
 from envqa.core.consistency.model import Requirement
+from envqa.core.consistency.verifier_writes import templated
 
 CONTRADICTS, UNSTATED, SPELLING = (
     "instruction-contradicts-tests",
@@ -110,7 +111,7 @@ def path_mismatches(facts: TaskFacts) -> list[Mismatch]:
         rivals = _path_rivals(facts, path) if facts.produced(path) or role == "preserve" else []
         if rivals:
             out.append(Mismatch(CONTRADICTS, "path", path, r, rivals[0].value.rstrip("/"), rivals[0]))
-        elif config_path(path) or facts.instruction.mentions_file(path):
+        elif config_path(path) or facts.instruction.mentions_file(path) or templated(facts.instruction.text, path):
             continue
         elif role in ("read", "exec") and facts.produced(path) and not _in_stated_dir(facts, path):
             out.append(Mismatch(UNSTATED, "exec" if role == "exec" else "output", path, r))

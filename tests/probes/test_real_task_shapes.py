@@ -1,0 +1,132 @@
+"""Shapes read on real tasks (issue 42, the TB2 dev split's unchanged tasks), each with its flaw and a look-alike:
+the verifier's own outputs and the instruction's name templates are not outputs the instruction omits; a junior's
+estimate of weeks is plausible; an unpinned pip install in the build of a prebuilt image is info. Files only."""
+
+from __future__ import annotations
+
+import pytest
+
+from envqa.core.consistency.verifier_writes import templated, verifier_writes
+from envqa.core.environment import load_environment
+from envqa.probes.instruction_rules import instruction_findings
+from envqa.probes.metadata_rules import estimate_rules
+from envqa.probes.static import pin_rules
+
+from .conftest import write_env
+
+pytestmark = pytest.mark.fast
+
+OMITS = "instruction-omits-tested-requirement"
+INSTRUCTION = "Write a compressor /app/compress.c; the data is in /app/data.txt.\n"
+SOLVE = "#!/bin/bash\ncp /tmp/c.c /app/compress.c\n"
+
+
+def omitted(tmp_path, test_py: str, instruction: str = INSTRUCTION) -> list[str]:
+    env_dir = write_env(
+        tmp_path,
+        {
+            "tests/test_outputs.py": test_py,
+            "tests/test.sh": "#!/bin/bash\npytest /tests/test_outputs.py\n",
+            "instruction.md": instruction,
+            "solution/solve.sh": SOLVE,
+        },
+    )
+    env = load_environment(env_dir, lint=True)
+    return [f.message for f in instruction_findings(env) if f.rule == OMITS]
+
+
+# The verifier makes these itself before it reads them: never the agent's outputs.
+OWN_OUTPUTS = {
+    "compiled, absolute": 'import subprocess\nfrom pathlib import Path\n\ndef test_x():\n    subprocess.run(["gcc", '
+    '"-o", "/app/new.o", "/app/compress.c"])\n    assert Path("/app/new.o").exists()\n',
+    "compiled, relative": 'import subprocess\nfrom pathlib import Path\n\ndef test_x():\n    subprocess.run(["cc", '
+    '"-o", "dec2", "compress.c"], check=True)\n    assert Path("/app/dec2").exists()\n',
+    "an editor script in a string": 'import subprocess\nfrom pathlib import Path\nSCRIPT = ["let n = 3",\n    '
+    "\"call writefile([printf('n=%d', n)],\"\n    \"'/app/counts.out', 'w')\"]\n\ndef test_x():\n    "
+    'Path("/tmp/s.vim").write_text("\\n".join(SCRIPT))\n    subprocess.run(["vim", "-Es", "-S", "/tmp/s.vim"])\n'
+    '    assert Path("/app/counts.out").exists()\n',
+    "a shell line's redirection": "import subprocess\nfrom pathlib import Path\n\ndef test_x():\n    subprocess.run("
+    '"/app/compress < /app/data.txt > /app/data.z", shell=True)\n    assert Path("/app/data.z").exists()\n',
+}
+
+
+@pytest.mark.parametrize("case", sorted(OWN_OUTPUTS))
+def test_an_output_the_verifier_makes_itself_is_not_omitted(tmp_path, case):
+    assert not [m for m in omitted(tmp_path, OWN_OUTPUTS[case]) if "/app/compress.c" not in m]
+
+
+def test_an_output_nobody_but_the_agent_makes_is_still_omitted(tmp_path):
+    # the look-alike: the same reads, with no command of the verifier's writing the file
+    test_py = 'from pathlib import Path\n\ndef test_x():\n    assert Path("/app/new.o").exists()\n'
+    (message,) = omitted(tmp_path, test_py)
+    assert "/app/new.o" in message
+    # compiling something else, or writing another file, does not excuse it
+    test_py = (
+        'import subprocess\nfrom pathlib import Path\n\ndef test_x():\n    subprocess.run(["gcc", "-o", "/app/other", '
+        '"/app/compress.c"])\n    assert Path("/app/new.o").exists()\n'
+    )
+    (message,) = omitted(tmp_path / "b", test_py)
+    assert "/app/new.o" in message
+
+
+def test_what_the_verifier_writes():
+    writes = verifier_writes(
+        'subprocess.run(["gcc", "-o", "decomp2", "decomp.c"])\nmake | tee tests.txt\nx > /dev/null'
+    )
+    assert writes.covers("/app/decomp2") and writes.covers("/app/ocaml/tests.txt")
+    assert not writes.covers("/dev/null") and not writes.covers("/app/decomp.c")
+    assert not verifier_writes('grep -o "x" /app/log\ncurl -O https://e.org/a').covers("/app/log")
+
+
+def test_a_name_template_in_the_instruction_states_the_files_it_matches(tmp_path):
+    instruction = "Generate the Python code (protobuf writes two files: {class name}_pb2.py and " + (
+        "{class name}_pb2_grpc.py) and place them in /app.\n"
+    )
+    test_py = 'from pathlib import Path\n\ndef test_x():\n    assert Path("/app/kv_pb2.py").exists()\n'
+    assert omitted(tmp_path, test_py, instruction) == []
+    # the look-alike: a template of another suffix states nothing about this file
+    other = "Write one file `<record id>.json` per record into /app.\n"
+    assert len(omitted(tmp_path / "b", test_py, other)) == 1
+
+
+def test_templates():
+    assert templated("one file `<id>.json` per record", "/app/out/17.json")
+    assert templated("write /srv/out_{n}.txt for each n", "/srv/out_3.txt")
+    assert not templated("write /srv/out_{n}.txt for each n", "/app/out_3.txt")  # an absolute template: whole path
+    assert not templated("edit the <script> tags and the {name} field", "/app/anything.py")  # no literal part
+
+
+ESTIMATE_TOML = (
+    'version = "1.0"\n[metadata]\ndifficulty = "hard"\nexpert_time_estimate_min = {expert}\n'
+    "junior_time_estimate_min = {junior}\n[agent]\ntimeout_sec = 1800.0\n"
+)
+
+
+@pytest.mark.parametrize(
+    "expert,junior,flagged",
+    [
+        (480, 19200, False),  # a junior's 13 days on a hard cryptanalysis task: honest
+        (1440, 14400, False),
+        (480, 200000, True),  # a junior's 139 days: seconds written as minutes
+        (12000, 19200, True),  # an expert's 8 days: still past the expert's week
+    ],
+)
+def test_a_junior_estimate_of_weeks_is_plausible_a_quarter_is_not(tmp_path, expert, junior, flagged):
+    env_dir = write_env(tmp_path, task_toml=ESTIMATE_TOML.format(expert=expert, junior=junior))
+    found = [f for f in estimate_rules(load_environment(env_dir, lint=True)) if f.severity.value == "warning"]
+    assert bool(found) is flagged
+
+
+PREBUILT = 'version = "1.0"\n[environment]\ndocker_image = "someone/task:20250101"\n'
+
+
+def test_an_unpinned_install_in_a_prebuilt_image_is_info_in_test_sh_a_warning(tmp_path):
+    dockerfile = "FROM python:3.12-slim\nRUN pip install chess\n"
+    test_sh = "#!/bin/bash\npip install pytest\npytest /tests\n"
+    env_dir = write_env(tmp_path, environment__Dockerfile=dockerfile, tests__test_sh=test_sh, task_toml=PREBUILT)
+    found = {(f.location, f.severity.value) for f in pin_rules(load_environment(env_dir, lint=True))}
+    assert found == {("environment/Dockerfile:2", "info"), ("tests/test.sh:2", "warning")}
+    # the look-alike: without a prebuilt image the image is built for each run, so the Dockerfile's is a warning
+    env_dir = write_env(tmp_path / "b", environment__Dockerfile=dockerfile)
+    (finding,) = pin_rules(load_environment(env_dir, lint=True))
+    assert finding.severity.value == "warning"
