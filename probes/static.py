@@ -35,6 +35,8 @@ from envqa.probes.drift_rules import drift_findings
 from envqa.probes.guard_rules import permission_guard_rules
 from envqa.probes.image_checks import image_findings
 from envqa.probes.instruction_rules import instruction_findings
+from envqa.probes.instruction_signatures import signature_findings
+from envqa.probes.instruction_test_bounds import bound_findings
 from envqa.probes.metadata_rules import metadata_realism_findings
 from envqa.probes.task_files import rel as _rel
 from envqa.probes.task_files import script_commands, test_script
@@ -332,6 +334,8 @@ def static_findings(env: Environment, root_agent: bool = False, unpinned_base: b
         + permission_guard_rules(env)
         + metadata_realism_findings(env)
         + instruction_findings(env)
+        + bound_findings(env)
+        + signature_findings(env)
         + drift_findings(env)
     )
 

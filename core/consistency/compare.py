@@ -120,6 +120,30 @@ def path_mismatches(facts: TaskFacts) -> list[Mismatch]:
     return out
 
 
+SCRATCH = ("/tmp", "/var/tmp", "/run", "/dev/shm")
+
+
+def scratch_mismatches(facts: TaskFacts) -> list[Mismatch]:
+    """A path in a scratch directory (/tmp and the like: the tests' own, usually) that the tests use, the verifier
+    never writes, and the oracle makes: the oracle's own choice (a QEMU monitor socket, a pid file), which an agent
+    following the instruction cannot guess when the instruction never names it."""
+    out = []
+    for r in facts.requirements:
+        path = r.value.rstrip("/")
+        if (
+            r.kind != "path"
+            or r.role not in ("read", "exec", "mention")
+            or not any(path.startswith(root + "/") for root in SCRATCH)
+        ):
+            continue
+        if facts.verifier_written.covers(path) or facts.instruction.mentions(path) or not facts.oracle_uses(path):
+            continue
+        if PurePosixPath(path).name in facts.test_files or facts.instruction.mentions_file(path):
+            continue
+        out.append(Mismatch(UNSTATED, "scratch", path, r))
+    return out
+
+
 def _url_key(url: str) -> tuple[str, str, int | None, str] | None:
     try:
         parts = urlsplit(url)
@@ -265,6 +289,7 @@ def mismatches(facts: TaskFacts) -> list[Mismatch]:
     """Every mismatch, one per (rule, kind, literal), in the order the tests make them."""
     found = (
         path_mismatches(facts)
+        + scratch_mismatches(facts)
         + url_mismatches(facts)
         + port_mismatches(facts)
         + name_mismatches(facts)

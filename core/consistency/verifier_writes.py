@@ -23,7 +23,7 @@ from pathlib import PurePosixPath
 _Q = r"""["'\s,]*"""
 WRITE_IDIOMS = (
     re.compile(
-        r"""\b(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|rustc|nvcc|gfortran|tcc|ld|go|javac|curl|wget)\b"""
+        r"""\b(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|rustc|nvcc|gfortran|tcc|ld|go|javac|curl|wget)(?![\w+])"""
         r"""[^\n;|&]*?["'\s,](?:-o|--output)""" + _Q + r"""([\w./+@-]+)"""
     ),
     re.compile(r"""(?<![<>&\d-])>>?""" + _Q + r"""(/[\w./+@-]+)"""),

@@ -130,3 +130,125 @@ def test_an_unpinned_install_in_a_prebuilt_image_is_info_in_test_sh_a_warning(tm
     env_dir = write_env(tmp_path / "b", environment__Dockerfile=dockerfile)
     (finding,) = pin_rules(load_environment(env_dir, lint=True))
     assert finding.severity.value == "warning"
+
+
+# The instruction read against the tests: a strict threshold, an exact listing, a signature, a scratch path.
+from envqa.probes.instruction_signatures import signature_findings  # noqa: E402
+from envqa.probes.instruction_test_bounds import bound_findings  # noqa: E402
+
+
+def bounds_of(tmp_path, instruction: str, test_py: str) -> list[tuple[str, list[str]]]:
+    env_dir = write_env(tmp_path, {"tests/test_outputs.py": test_py, "instruction.md": instruction})
+    return [(f.rule, f.evidence) for f in bound_findings(load_environment(env_dir, lint=True))]
+
+
+@pytest.mark.parametrize(
+    "instruction,test_py",
+    [
+        ("Train a model that gets at least 0.62 accuracy.\n", "T = 0.62\n\ndef test_a():\n    assert acc() > T\n"),
+        ("Keep the archive at most 150 MB; recall must be at least 90%.\n", "def test_a():\n    assert 0.9 < r()\n"),
+        ("Use no more than 10 requests.\n", "def test_a():\n    assert n() < 10\n"),
+    ],
+)
+def test_a_strict_test_of_an_inclusive_bound_is_named_with_both_lines(tmp_path, instruction, test_py):
+    ((rule, evidence),) = bounds_of(tmp_path, instruction, test_py)
+    assert rule == "test-threshold-stricter-than-instruction"
+    assert evidence[0].startswith("test: tests/test_outputs.py:") and evidence[1].startswith("instruction: ")
+
+
+@pytest.mark.parametrize(
+    "instruction,test_py",
+    [
+        ("Train a model that gets at least 0.62 accuracy.\n", "def test_a():\n    assert acc() >= 0.62\n"),
+        ("Train a model with more than 0.62 accuracy.\n", "def test_a():\n    assert acc() > 0.62\n"),
+        ("Train a model that gets at least 0.62 accuracy.\n", "def test_a():\n    assert acc() > 0.5\n"),
+    ],
+)
+def test_an_inclusive_test_or_a_strict_instruction_stays_quiet(tmp_path, instruction, test_py):
+    assert bounds_of(tmp_path, instruction, test_py) == []
+
+
+LISTING_TEST = (
+    'import os\n\ndef test_only_the_source():\n    files = sorted(os.listdir("/app/poly"))\n'
+    '    assert files == ["main.rs"]\n'
+)
+
+
+def test_an_exact_listing_the_instructions_own_command_breaks(tmp_path):
+    instruction = "Write /app/poly/main.rs; I build it with `g++ -x c++ /app/poly/main.rs -o /app/poly/cmain`.\n"
+    ((rule, evidence),) = bounds_of(tmp_path, instruction, LISTING_TEST)
+    assert rule == "tests-require-listing-instruction-breaks" and "/app/poly/cmain" in evidence[1]
+    # the look-alike: the build writes elsewhere, so the listing holds
+    quiet = "Write /app/poly/main.rs; I build it with `g++ -x c++ /app/poly/main.rs -o /tmp/cmain`.\n"
+    assert bounds_of(tmp_path / "b", quiet, LISTING_TEST) == []
+
+
+SIGNATURE_TEST = (
+    "import subprocess\n\ndef test_sampler():\n    code = \"source('/app/ars.R'); s <- ars(dnorm, c(-5, 5), n = 100)\"\n"
+    '    assert subprocess.run(["Rscript", "-e", code]).returncode == 0\n'
+)
+SIGNATURE_SOLVE = "#!/bin/bash\ncat > /app/ars.R <<'R'\nars <- function(f, bounds, n) { f(bounds) }\nR\n"
+
+
+def signature_of(tmp_path, instruction: str, solve: str = SIGNATURE_SOLVE) -> list[str]:
+    env_dir = write_env(
+        tmp_path,
+        {"tests/test_outputs.py": SIGNATURE_TEST, "instruction.md": instruction, "solution/solve.sh": solve},
+    )
+    return [f.message for f in signature_findings(load_environment(env_dir, lint=True))]
+
+
+def test_a_function_the_tests_call_with_an_unstated_keyword_is_named(tmp_path):
+    (message,) = signature_of(tmp_path, 'Save it in /app/ars.R with a primary function named "ars".\n')
+    assert "ars(...)" in message and "keyword n" in message
+
+
+@pytest.mark.parametrize(
+    "instruction,solve",
+    [
+        # the instruction gives the call form
+        ('Save it in /app/ars.R with a function named "ars": `ars(density, domain, n = count)`.\n', SIGNATURE_SOLVE),
+        # a library function the instruction quotes (the oracle never defines it): not the agent's to write
+        ('Densities such as the "dnorm" function are inputs; write "ars".\n', "#!/bin/bash\ncp /x /app/ars.R\n"),
+    ],
+)
+def test_a_stated_signature_or_a_library_function_stays_quiet(tmp_path, instruction, solve):
+    assert signature_of(tmp_path, instruction, solve) == []
+
+
+SOCKET_TEST = (
+    'import subprocess\nimport pytest\n\n@pytest.fixture\ndef monitor():\n    return "/tmp/vm-monitor.sock"\n\n'
+    'def test_keys(monitor):\n    assert subprocess.run(["socat", "-", f"UNIX-CONNECT:{monitor}"]).returncode == 0\n'
+)
+
+
+@pytest.mark.parametrize(
+    "instruction,solve,omitted_too",
+    [
+        (
+            "Start the VM and make it accept keyboard input.\n",
+            "#!/bin/bash\nqemu -monitor unix:/tmp/vm-monitor.sock\n",
+            1,
+        ),
+        (
+            "Start the VM with its monitor on /tmp/vm-monitor.sock.\n",
+            "#!/bin/bash\nqemu -monitor unix:/tmp/vm-monitor.sock\n",
+            0,
+        ),
+        # the tests' own scratch file, which the oracle never touches
+        ("Start the VM and make it accept keyboard input.\n", "#!/bin/bash\nqemu -monitor stdio\n", 0),
+    ],
+)
+def test_a_scratch_path_the_oracle_chose_and_the_instruction_never_names(tmp_path, instruction, solve, omitted_too):
+    env_dir = write_env(
+        tmp_path,
+        {
+            "tests/test_outputs.py": SOCKET_TEST,
+            "tests/test.sh": "#!/bin/bash\npytest /tests/test_outputs.py\n",
+            "instruction.md": instruction,
+            "solution/solve.sh": solve,
+        },
+    )
+    found = [f for f in instruction_findings(load_environment(env_dir, lint=True)) if f.rule == OMITS]
+    assert len(found) == omitted_too
+    assert all("/tmp/vm-monitor.sock" in f.message and len(f.evidence) == 2 for f in found)
