@@ -34,6 +34,7 @@ from envqa.probes.base import ProbeContext, register_probe
 from envqa.probes.drift_rules import drift_findings
 from envqa.probes.guard_rules import permission_guard_rules
 from envqa.probes.image_checks import image_findings
+from envqa.probes.instruction_preserve import preserve_findings
 from envqa.probes.instruction_rules import instruction_findings
 from envqa.probes.instruction_signatures import signature_findings
 from envqa.probes.instruction_test_bounds import bound_findings
@@ -336,6 +337,7 @@ def static_findings(env: Environment, root_agent: bool = False, unpinned_base: b
         + instruction_findings(env)
         + bound_findings(env)
         + signature_findings(env)
+        + preserve_findings(env)
         + drift_findings(env)
     )
 

@@ -252,3 +252,71 @@ def test_a_scratch_path_the_oracle_chose_and_the_instruction_never_names(tmp_pat
     found = [f for f in instruction_findings(load_environment(env_dir, lint=True)) if f.rule == OMITS]
     assert len(found) == omitted_too
     assert all("/tmp/vm-monitor.sock" in f.message and len(f.evidence) == 2 for f in found)
+
+
+from envqa.probes.instruction_preserve import preserve_findings  # noqa: E402
+
+NORMALISING_TEST = (
+    "from pathlib import Path\nfrom bs4 import BeautifulSoup\n\ndef test_clean_page_unchanged():\n"
+    '    original = Path("/tests/page.html").read_text()\n    out = Path("/app/page.html").read_text()\n'
+    '    expected = str(BeautifulSoup(original, "html.parser"))\n    assert out.replace(" ", "") == expected.replace(" ", "")\n'
+)
+JSON_TEST = (
+    "import json\nfrom pathlib import Path\n\ndef test_config_kept():\n"
+    '    assert Path("/app/c.json").read_text() == json.dumps(json.loads(Path("/tests/c.json").read_text()), indent=2)\n'
+)
+RAW_TEST = (
+    "from pathlib import Path\n\ndef test_clean_page_unchanged():\n"
+    '    assert Path("/app/page.html").read_text() == Path("/tests/page.html").read_text()\n'
+)
+
+
+def preserve_of(tmp_path, instruction: str, test_py: str) -> list[list[str]]:
+    env_dir = write_env(tmp_path, {"tests/test_outputs.py": test_py, "instruction.md": instruction})
+    return [f.evidence for f in preserve_findings(load_environment(env_dir, lint=True))]
+
+
+@pytest.mark.parametrize(
+    "instruction,test_py",
+    [
+        (
+            "Strip the scripts from /app/page.html. Do not alter the formatting of the page in any way.\n",
+            NORMALISING_TEST,
+        ),
+        ("Update the port in /app/c.json; keep everything else verbatim.\n", JSON_TEST),
+    ],
+)
+def test_an_instruction_that_forbids_what_the_test_normalises(tmp_path, instruction, test_py):
+    ((test_side, instruction_side),) = preserve_of(tmp_path, instruction, test_py)
+    assert test_side.startswith("test: tests/test_outputs.py:") and instruction_side.startswith("instruction: ")
+
+
+@pytest.mark.parametrize(
+    "instruction,test_py",
+    [
+        # the instruction allows the parser's normalisation
+        (
+            "Strip the scripts. Do not alter the formatting in any way (except for normalization by an HTML parser).\n",
+            NORMALISING_TEST,
+        ),
+        # the test compares raw with raw: the instruction's letter is what it checks
+        ("Strip the scripts. Do not alter the formatting of the page in any way.\n", RAW_TEST),
+        # no such promise in the instruction
+        ("Strip the scripts from /app/page.html.\n", NORMALISING_TEST),
+    ],
+)
+def test_an_allowed_normalisation_or_a_raw_comparison_stays_quiet(tmp_path, instruction, test_py):
+    assert preserve_of(tmp_path, instruction, test_py) == []
+
+
+from envqa.core.task_model.thresholds import thresholds_in  # noqa: E402
+
+
+def test_a_set_intersection_score_is_a_threshold_over_records():
+    assert thresholds_in("def test():\n    score = len(set(want) & set(got))\n    assert score > 6\n", "t") == [
+        "t:3: score > 6"
+    ]
+    assert thresholds_in("def test():\n    assert len(set(a).intersection(b)) >= 7\n", "t")
+    # look-alikes: a non-empty overlap, and a union, are no tolerance
+    assert thresholds_in("def test():\n    assert len(set(a) & set(b)) >= 1\n", "t") == []
+    assert thresholds_in("def test():\n    assert len(a | b) > 6\n", "t") == []
