@@ -540,3 +540,9 @@ COPIED_BLOCK_MIN_CHARS = 12
 TRANSCRIPT_PROMPT_MAX = 16_000
 """The tail of what an installed agent's log shows before its step 1 (its prompt, with the task's instruction),
 kept so that a value the agent was told is never taken for a copied one."""
+
+# Real-task accuracy (issue 42), read on the TB2 dev split (tb2-unchanged-dev.csv controls).
+JUNIOR_ESTIMATE_MAX_DAYS = 91.0
+"""probes/metadata_rules.py: a junior's time estimate is implausible only at or past this many days (a quarter). A
+junior's estimate for a hard task of research depth is honestly weeks (the dev split's feal-* say 13 days, fix-ocaml-gc
+10), so the expert's one-week bound (seconds or hours written as minutes) does not apply to it."""

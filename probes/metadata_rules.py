@@ -9,7 +9,8 @@ that is present but was never filled in, so the two never report the same key:
                                    STANDARD_METADATA) writes exactly "unknown" authors, difficulty "unknown"
                                    and 0.0 estimates; we read those as "not filled in".
   task-time-estimate-implausible   (warning) an expert/junior time estimate off by orders of magnitude: 100x
-                                   longer than the agent's timeout, a week or more, a day or more for a task
+                                   longer than the agent's timeout, a week or more (an expert's; a junior's: a
+                                   quarter), a day or more for a task
                                    marked easy; (info) an expert slower than a junior (the two swapped).
 
 Harbor treats [metadata] as free-form (harbor/models/task/config.py: `metadata: dict[str, Any]`) and Terminal-
@@ -26,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from envqa.core.defaults import JUNIOR_ESTIMATE_MAX_DAYS
 from envqa.core.environment import Environment
 from envqa.core.input_files import InputFileError, read_toml
 from envqa.core.models import Finding, Severity
@@ -172,12 +174,13 @@ def estimate_rules(env: Environment) -> list[Finding]:
             continue
         if value < 0:
             problems.append((Severity.WARNING, f"{key} = {value:g} is negative"))
-        elif value >= WEEK_MIN:
+        elif value >= (WEEK_MIN if key == ESTIMATES[0] else JUNIOR_ESTIMATE_MAX_DAYS * DAY_MIN):
             problems.append(
                 (
                     Severity.WARNING,
-                    f"{key} = {value:g} min is {value / DAY_MIN:.0f} days: no terminal "
-                    "task takes a week (seconds or hours written as minutes?)",
+                    f"{key} = {value:g} min is {value / DAY_MIN:.0f} days: no terminal task takes "
+                    f"{'an expert a week' if key == ESTIMATES[0] else 'a junior a quarter'} "
+                    "(seconds or hours written as minutes?)",
                 )
             )
     if expert is not None and expert > 0:

@@ -34,7 +34,10 @@ from envqa.probes.base import ProbeContext, register_probe
 from envqa.probes.drift_rules import drift_findings
 from envqa.probes.guard_rules import permission_guard_rules
 from envqa.probes.image_checks import image_findings
+from envqa.probes.instruction_preserve import preserve_findings
 from envqa.probes.instruction_rules import instruction_findings
+from envqa.probes.instruction_signatures import signature_findings
+from envqa.probes.instruction_test_bounds import bound_findings
 from envqa.probes.metadata_rules import metadata_realism_findings
 from envqa.probes.task_files import rel as _rel
 from envqa.probes.task_files import script_commands, test_script
@@ -183,13 +186,24 @@ def task_network_cut(env: Environment) -> bool:
     return verifier_network_of(env) == NetworkMode.NO_NETWORK
 
 
+PREBUILT_NOTE = " (the task names a prebuilt image: this bites at the next rebuild)"
+
+
 def pin_rules(env: Environment) -> list[Finding]:
+    """Unpinned pip installs. In the image's build (the Dockerfile, its requirements files) of a task that names a
+    prebuilt `docker_image`, info: trials run the image as built, so the drift waits for the next rebuild (the
+    same reading as download-of-moving-target); test.sh installs at every run, so there it stays a warning."""
+    prebuilt = bool(env.config.environment.docker_image)
+    built = Severity.INFO if prebuilt else None
+    note = PREBUILT_NOTE if prebuilt else ""
     findings = []
-    commands = [(_rel(env, env.dockerfile), cmd) for _stage, cmd in parse_dockerfile(env.dockerfile).run_commands()]
+    commands = [
+        (_rel(env, env.dockerfile), cmd, built) for _stage, cmd in parse_dockerfile(env.dockerfile).run_commands()
+    ]
     script = test_script(env)
     if script is not None:
-        commands += [(_rel(env, script), c) for c in script_commands(env)]
-    for rel, cmd in commands:
+        commands += [(_rel(env, script), c, None) for c in script_commands(env)]
+    for rel, cmd, severity in commands:
         args = pip_args(cmd) if cmd.reachable else None
         loose = unpinned_packages(args) if args else []
         if loose:
@@ -197,9 +211,10 @@ def pin_rules(env: Environment) -> list[Finding]:
                 Finding.of(
                     rule="unpinned-python-dependency",
                     message=f"pip installs {', '.join(loose)} without a pinned version: the environment changes "
-                    "when a new release comes out",
+                    "when a new release comes out" + (note if severity else ""),
                     evidence=[cmd.evidence(rel)],
                     location=f"{rel}:{cmd.line}",
+                    severity=severity,
                 )
             )
     for req in sorted(env.build_context.glob("requirements*.txt")):
@@ -209,9 +224,10 @@ def pin_rules(env: Environment) -> list[Finding]:
                 findings.append(
                     Finding.of(
                         rule="unpinned-python-dependency",
-                        message=f"requirement {ln.strip()!r} is not pinned",
+                        message=f"requirement {ln.strip()!r} is not pinned" + note,
                         evidence=[f"{rel}:{n}: {ln.strip()}"],
                         location=f"{rel}:{n}",
+                        severity=built,
                     )
                 )
     return findings
@@ -319,6 +335,9 @@ def static_findings(env: Environment, root_agent: bool = False, unpinned_base: b
         + permission_guard_rules(env)
         + metadata_realism_findings(env)
         + instruction_findings(env)
+        + bound_findings(env)
+        + signature_findings(env)
+        + preserve_findings(env)
         + drift_findings(env)
     )
 

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from envqa.core.consistency.claims import NUMBER_UNIT, TOKEN, Claim
 from envqa.core.consistency.guards import TaskFacts, config_path, system_path
 from envqa.core.consistency.model import Requirement
+from envqa.core.consistency.verifier_writes import templated
 
 CONTRADICTS, UNSTATED, SPELLING = (
     "instruction-contradicts-tests",
@@ -110,12 +111,36 @@ def path_mismatches(facts: TaskFacts) -> list[Mismatch]:
         rivals = _path_rivals(facts, path) if facts.produced(path) or role == "preserve" else []
         if rivals:
             out.append(Mismatch(CONTRADICTS, "path", path, r, rivals[0].value.rstrip("/"), rivals[0]))
-        elif config_path(path) or facts.instruction.mentions_file(path):
+        elif config_path(path) or facts.instruction.mentions_file(path) or templated(facts.instruction.text, path):
             continue
         elif role in ("read", "exec") and facts.produced(path) and not _in_stated_dir(facts, path):
             out.append(Mismatch(UNSTATED, "exec" if role == "exec" else "output", path, r))
         elif role == "preserve" and path not in facts.oracle_writes:
             out.append(Mismatch(UNSTATED, "preserve", path, r))
+    return out
+
+
+SCRATCH = ("/tmp", "/var/tmp", "/run", "/dev/shm")
+
+
+def scratch_mismatches(facts: TaskFacts) -> list[Mismatch]:
+    """A path in a scratch directory (/tmp and the like: the tests' own, usually) that the tests use, the verifier
+    never writes, and the oracle makes: the oracle's own choice (a QEMU monitor socket, a pid file), which an agent
+    following the instruction cannot guess when the instruction never names it."""
+    out = []
+    for r in facts.requirements:
+        path = r.value.rstrip("/")
+        if (
+            r.kind != "path"
+            or r.role not in ("read", "exec", "mention")
+            or not any(path.startswith(root + "/") for root in SCRATCH)
+        ):
+            continue
+        if facts.verifier_written.covers(path) or facts.instruction.mentions(path) or not facts.oracle_uses(path):
+            continue
+        if PurePosixPath(path).name in facts.test_files or facts.instruction.mentions_file(path):
+            continue
+        out.append(Mismatch(UNSTATED, "scratch", path, r))
     return out
 
 
@@ -264,6 +289,7 @@ def mismatches(facts: TaskFacts) -> list[Mismatch]:
     """Every mismatch, one per (rule, kind, literal), in the order the tests make them."""
     found = (
         path_mismatches(facts)
+        + scratch_mismatches(facts)
         + url_mismatches(facts)
         + port_mismatches(facts)
         + name_mismatches(facts)

@@ -19,6 +19,7 @@ from envqa.core.consistency.claims import Instruction, read_instruction
 from envqa.core.consistency.model import Requirement
 from envqa.core.consistency.requirements import python_requirements
 from envqa.core.consistency.shell_requirements import command_requirements, python_heredocs, shell_requirements
+from envqa.core.consistency.verifier_writes import VerifierWrites, verifier_writes
 from envqa.core.defaults import GUARD_MAX_BYTES as MAX_BYTES
 from envqa.core.environment import Environment
 from envqa.core.parsers.dockerfile import instruction_spans
@@ -60,11 +61,14 @@ class TaskFacts:
     oracle_writes: set[str] = field(default_factory=set)
     tests_text: str = ""
     test_files: set[str] = field(default_factory=set)  # names of the files shipped in tests/
+    verifier_written: VerifierWrites = field(default_factory=lambda: verifier_writes(""))  # its own outputs
 
     def test_owned(self, path: str) -> bool:
         """The tests' own: their directories, a file they write, a file shipped with them (whatever
         directory the harness copies tests/ to, e.g. /app/tests in some Terminal-Bench ports)."""
         if _under(path, TEST_OWNED) or PurePosixPath(path).name in self.test_files:
+            return True
+        if self.verifier_written.covers(path):  # compiled, tee'd or written by a script the verifier runs
             return True
         written = {r.value.rstrip("/") for r in self.requirements if r.kind == "path" and r.role == "write"}
         return any(path == w or path.startswith(w + "/") for w in written)
@@ -232,4 +236,5 @@ def facts_with(env: Environment, reqs: list[Requirement], tests_text: str) -> Ta
         oracle_writes=writes,
         tests_text=tests_text,
         test_files=test_file_names(env),
+        verifier_written=verifier_writes(tests_text),
     )

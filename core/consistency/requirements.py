@@ -90,6 +90,11 @@ def _write_target(node: ast.Call, name: str, receiver: ast.AST | None) -> ast.AS
     return node.args[-1] if node.args else None
 
 
+def _fragment(node: ast.AST) -> bool:
+    """A constant piece of an f-string (`f"/proc/{pid}/status"`'s "/status"): never a path of its own."""
+    return isinstance(getattr(node, "_parent", None), ast.JoinedStr)
+
+
 class _Resolver:
     """Constant folding for path-ish expressions; names are bound by module- and function-level assignments."""
 
@@ -141,6 +146,8 @@ class _Reader(ast.NodeVisitor):
     def paths_in(self, node: ast.AST) -> list[tuple[str, ast.AST]]:
         found = []
         for sub in ast.walk(node):
+            if _fragment(sub):
+                continue
             value = self.resolve.value(sub)
             if value and value.startswith("/") and id(sub) not in self.roled:
                 found.append((value, sub))
@@ -246,7 +253,8 @@ class _Reader(ast.NodeVisitor):
             urls = [m.group(0).rstrip(".,;:)") for m in URL_IN.finditer(node.value)]
             for url in urls:
                 self.add("url", url, "fetch", node)
-            if not urls and node.value.startswith("/") and id(node) not in self.roled and " " not in node.value:
+            bare = node.value.startswith("/") and " " not in node.value and not _fragment(node)
+            if not urls and bare and id(node) not in self.roled:
                 self.add("path", node.value, "mention", node)
         if isinstance(node.value, int) and 1000 <= node.value <= 65535 and self._beside_host(node):
             self.add("port", str(node.value), "connect", node)

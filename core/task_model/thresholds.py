@@ -24,10 +24,20 @@ def _counted(node: ast.AST, counters: set[str]) -> bool:
         return node.id in counters
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in COUNTERS and node.args:
         arg = node.args[0]
-        return isinstance(arg, (ast.GeneratorExp, ast.ListComp, ast.SetComp)) or (
-            isinstance(arg, ast.Name) and arg.id in counters
+        return (
+            isinstance(arg, (ast.GeneratorExp, ast.ListComp, ast.SetComp))
+            or _overlap(arg)
+            or (isinstance(arg, ast.Name) and arg.id in counters)
         )
     return False
+
+
+def _overlap(node: ast.AST) -> bool:
+    """The overlap of two collections, counted by len(): `set(want) & set(got)`, `a.intersection(b)` (issue 42:
+    a set-intersection score is a threshold over records, tolerance by design)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd):
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "intersection"
 
 
 def _positive(node: ast.AST, consts: dict[str, float]) -> float | None:

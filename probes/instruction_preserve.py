@@ -1,0 +1,102 @@
+"""The instruction forbids any change of form, while the test's expected value is the input re-serialised by a parser
+(issue 42, item 2: "a required end state vs what the instruction states"; TB2 2.0's filter-js-from-html).
+
+  instruction-forbids-what-tests-normalise  (ambiguity, warning) "Do not alter the formatting in any way", and the
+      test compares the output with `str(BeautifulSoup(original, "html.parser"))` (or json.dumps(json.loads(..)),
+      yaml.dump(yaml.safe_load(..)), ET.tostring(..), prettify()): an agent that keeps the input's form
+      byte for byte fails wherever the parser rewrites it, and one that parses and re-serialises (as the test does)
+      breaks the instruction's letter. Cites the instruction's line and the test's.
+
+Look-alikes kept quiet: the same test under an instruction that allows the parser's normalisation, and the same
+instruction over a test that compares raw text with raw text.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from envqa.core.consistency.guards import instruction_file
+from envqa.core.environment import Environment
+from envqa.core.models import Finding
+from envqa.core.task_model.model import tests_of
+
+FORBIDS_FORM = re.compile(
+    r"\b(?:do not|don't|never|must not|should not)\s+(?:alter|change|modify|reformat|touch)\b[^.\n]*?"
+    r"\b(?:in any way|at all|whatsoever)|\b(?:byte[- ]for[- ]byte|verbatim)\b",
+    re.I,
+)
+ALLOWS_NORMALISING = re.compile(r"\bnormali[sz]\w*|\bexcept\b[^.\n]*\bpars", re.I)
+PARSERS = {"BeautifulSoup", "loads", "safe_load", "load", "fromstring", "parse", "HTML"}
+SERIALISERS = {"str", "dumps", "dump", "tostring", "prettify", "decode", "serialize"}
+
+
+def _calls(node: ast.AST) -> set[str]:
+    out = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            f = sub.func
+            out.add(f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "")
+    return out
+
+
+def _reserialised(node: ast.AST) -> bool:
+    """A parse of something written back out: str(BeautifulSoup(x)), json.dumps(json.loads(x)), soup.prettify()."""
+    calls = _calls(node)
+    return bool(calls & PARSERS) and bool(calls & SERIALISERS)
+
+
+def _normalised_compares(tree: ast.Module) -> list[int]:
+    """Lines where a re-serialised value (directly or through a name bound to one) is compared with a side that is
+    not re-serialised."""
+    bound = {
+        n.targets[0].id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Assign)
+        and len(n.targets) == 1
+        and isinstance(n.targets[0], ast.Name)
+        and _reserialised(n.value)
+    }
+
+    def normalised(side: ast.AST) -> bool:
+        return _reserialised(side) or any(isinstance(s, ast.Name) and s.id in bound for s in ast.walk(side))
+
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Compare) and all(isinstance(op, (ast.Eq, ast.NotEq)) for op in n.ops):
+            sides = [normalised(s) for s in (n.left, *n.comparators)]
+            if any(sides) and not all(sides):
+                out.append(n.lineno)
+    return out
+
+
+def preserve_findings(env: Environment) -> list[Finding]:
+    if not env.instruction.strip() or not env.tests:
+        return []
+    stated = [
+        (n, line.strip())
+        for n, line in enumerate(env.instruction.splitlines(), 1)
+        if FORBIDS_FORM.search(line) and not ALLOWS_NORMALISING.search(line)
+    ]
+    if not stated:
+        return []
+    for f in tests_of(env).python:
+        if f.tree is None:
+            continue
+        lines = _normalised_compares(f.tree)
+        if lines:
+            line = lines[0]
+            return [
+                Finding.of(
+                    "instruction-forbids-what-tests-normalise",
+                    message="the instruction forbids any change of form, but the test compares the output with "
+                    "the input as a parser re-serialises it: keeping the input byte for byte can fail, and "
+                    "re-serialising (as the test does) breaks the instruction's letter",
+                    evidence=[
+                        f"test: {f.rel}:{line}: {f.lines[line - 1].strip() if line <= len(f.lines) else ''}",
+                        f"instruction: {instruction_file(env)}:{stated[0][0]}: {stated[0][1]}",
+                    ],
+                    location=f"{f.rel}:{line}",
+                )
+            ]
+    return []
