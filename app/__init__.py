@@ -7,7 +7,18 @@ from envqa.app import slack as _slack  # noqa: F401
 
 # The model SDK adapters (envqa.providers) join core's ModelClient seam here: roles and graphs ask
 # envqa.core.model_client.client_for(spec, config) and never import an adapter (import-linter holds it).
+from envqa.core.job_bodies import register_job_loader as _register_job_loader
 from envqa.core.model_client import use_model_clients as _use_model_clients
 from envqa.providers import create_client as _create_client
 
 _use_model_clients(_create_client)
+
+# The job bodies (envqa.app.jobs, envqa.app.detach) join core's job registry on first need: core names a job by
+# its kind (envqa.core.job_bodies) and a worker, which runs as `python -m envqa.app.cli`, has imported this.
+
+
+def _load_job_bodies() -> None:
+    from envqa.app import detach, jobs  # noqa: F401 - each registers its bodies at import
+
+
+_register_job_loader(_load_job_bodies)

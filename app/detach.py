@@ -8,6 +8,7 @@ from pathlib import Path
 from envqa.app.jobs import resolve_config
 from envqa.app.runner import execute_run
 from envqa.core.config import QAConfig
+from envqa.core.job_bodies import JobKind, register_job_body
 from envqa.core.statuses import RunStatus
 from envqa.store.db import Store
 
@@ -40,3 +41,8 @@ def _config(payload: dict) -> QAConfig:
     """The run's config: read back from the store by hash (a dict), or JSON text from an older job."""
     raw = resolve_config(payload)["config"]
     return QAConfig.model_validate(raw) if isinstance(raw, dict) else QAConfig.model_validate_json(raw)
+
+
+# Core names these bodies by kind (envqa.core.job_bodies); a worker's control job runs the body registered here.
+register_job_body(JobKind.GRAPH, run_graph_job)
+register_job_body(JobKind.GRAPH_GIVE_UP, graph_job_gave_up)

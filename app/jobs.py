@@ -28,6 +28,7 @@ from envqa.core.environment import version_env
 from envqa.core.errors import InputError, ProviderError
 from envqa.core.events import EventSink, RunEvent
 from envqa.core.executor import Call, ProbeJob, ProbeOutcome, TrialJob, TrialView, outcome_of
+from envqa.core.job_bodies import JobKind, register_job_body
 from envqa.core.layout import RunLayout
 from envqa.core.models import Outcome, TrialResult, utcnow
 from envqa.core.policy import error_class_of, trial_error
@@ -310,3 +311,13 @@ def label_job(args: dict) -> dict:
         "analyst.labelled", trial=job.trial_id, label=stored.label, subtype=stored.subtype, verified=stored.verified
     )
     return {"trial_id": job.trial_id, "label": stored.label, "spend": spend.model_dump(mode="json")}
+
+
+# Core names these bodies by kind (envqa.core.job_bodies); a worker's job runs the body registered here.
+register_job_body(JobKind.TRIAL, run_trial_job)
+register_job_body(JobKind.TRIAL_GIVE_UP, give_up_trial)
+register_job_body(JobKind.PROBE, run_probe_job)
+register_job_body(JobKind.PROBE_GIVE_UP, give_up_probe)
+register_job_body(JobKind.CALL, call_job)
+register_job_body(JobKind.CALL_GIVE_UP, give_up_call)
+register_job_body(JobKind.LABEL, label_job)

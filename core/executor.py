@@ -5,9 +5,10 @@ The graph and the roles hand work to an executor and never to a queue: the same 
 Every executor honours one contract: a trial already recorded in the store is not run again (trial ids are
 derived from specs), a job whose answer is stored is not run again, and each result is recorded once.
 
-A job is plain data that names its body by a dotted path (`*_BODY` below). The bodies live in the app layer
-(envqa.app.jobs): they wire roles to a sandbox backend and a store, which only the app may import. Workers
-import a body by that name, as rq does, so the scheduler carries the name and never imports the body.
+A job is plain data that names its body by a dotted path (`*_BODY` below): a trampoline of
+envqa.core.job_bodies, which calls the body the app registered for its `JobKind`. The bodies live in the app
+layer: they wire roles to a sandbox backend and a store, which only the app may import. Workers import the
+trampoline by that name, as rq does, so the scheduler carries the name and never imports the body.
 """
 
 from __future__ import annotations
@@ -21,19 +22,21 @@ from pydantic import BaseModel
 
 from envqa.core.config import QAConfig
 from envqa.core.environment import Environment
+from envqa.core.job_bodies import JobKind, job_path
 from envqa.core.models import Finding, TrialResult, TrialSpec
 from envqa.core.statuses import CallStatus
 
-# Job bodies, by dotted name (importable on every worker).
-TRIAL_BODY = "envqa.app.jobs.run_trial_job"
-TRIAL_GIVE_UP = "envqa.app.jobs.give_up_trial"
-PROBE_BODY = "envqa.app.jobs.run_probe_job"
-PROBE_GIVE_UP = "envqa.app.jobs.give_up_probe"
-CALL_BODY = "envqa.app.jobs.call_job"
-CALL_GIVE_UP = "envqa.app.jobs.give_up_call"
-LABEL_CALL = "envqa.app.jobs.label_job"  # the trace analyst's call: label one trial (needs the store)
-GRAPH_BODY = "envqa.app.detach.run_graph_job"
-GRAPH_GIVE_UP = "envqa.app.detach.graph_job_gave_up"
+# Job bodies, by kind: the dotted names are core's trampolines (envqa.core.job_bodies), which call the body
+# the app registered for the kind; core never names a function of the app.
+TRIAL_BODY = job_path(JobKind.TRIAL)
+TRIAL_GIVE_UP = job_path(JobKind.TRIAL_GIVE_UP)
+PROBE_BODY = job_path(JobKind.PROBE)
+PROBE_GIVE_UP = job_path(JobKind.PROBE_GIVE_UP)
+CALL_BODY = job_path(JobKind.CALL)
+CALL_GIVE_UP = job_path(JobKind.CALL_GIVE_UP)
+LABEL_CALL = job_path(JobKind.LABEL)  # the trace analyst's call: label one trial (needs the store)
+GRAPH_BODY = job_path(JobKind.GRAPH)
+GRAPH_GIVE_UP = job_path(JobKind.GRAPH_GIVE_UP)
 
 
 class TrialJob(BaseModel):
