@@ -37,8 +37,9 @@ from envqa.core.environment import Environment
 from envqa.core.models import Finding, Severity, TrialResult
 from envqa.core.sandbox import Sandbox
 from envqa.probes.flakiness import verdict_on_state
-from envqa.probes.mutation_kinds import code_kind, output_rank, stated_in, traced_code, verifier_text
+from envqa.probes.mutation_kinds import code_kind, output_rank, stated_in, traced_code
 from envqa.probes.mutation_tolerance import FileVerdicts, every_record_changed, records, verifier_thresholds
+from envqa.probes.verifier_writes import verifier_text
 
 log = structlog.get_logger(__name__)
 

@@ -19,8 +19,6 @@ import posixpath
 import re
 from pathlib import Path
 
-from envqa.core.defaults import MAX_TEST_BYTES
-
 UNPARSED_CODE_SUFFIXES = (
     ".c",
     ".h",
@@ -85,21 +83,6 @@ SYSTEM_PREFIXES = ("/usr/", "/etc/", "/var/", "/lib", "/bin/", "/sbin/", "/root/
 PACKAGE_PARTS = ("/site-packages/", "/dist-packages/", "/node_modules/", "/.cache/", "/.npm/", "/.cargo/")
 
 
-def verifier_text(env) -> str:
-    """The verifier's own files as text (what reads the outputs), at most MAX_TEST_BYTES in all."""
-    out: list[str] = []
-    size = 0
-    for copy in env.tests:
-        src = Path(copy.source)
-        for path in sorted(src.rglob("*")) if src.is_dir() else [src]:
-            if size > MAX_TEST_BYTES or not path.is_file() or path.stat().st_size > MAX_TEST_BYTES:
-                continue
-            text = path.read_text(errors="replace")
-            size += len(text)
-            out.append(text)
-    return "\n".join(out)
-
-
 def traced_code(artifacts_dir: str | None) -> set[str]:
     """Files the verifier executed or imported on this end state, from the trust tracer's strace of it
     (`probes/trust/strace-trust.txt` in the trial's directory); empty when it did not run."""
@@ -145,7 +128,7 @@ def _regex(text: str, path: str, tests: str) -> bool:
 
 def code_kind(path: str, data: bytes, executable: bool, tests: str = "", traced: set[str] | None = None) -> str | None:
     """What kind of code the file is ("run by the verifier", "script", "python", "regular expression", "source by
-    name"), or None for data. `tests`: the verifier's files as text (verifier_text); `traced`: traced_code."""
+    name"), or None for data. `tests`: the verifier's files as text (verifier_writes.verifier_text); `traced`: traced_code."""
     if b"\0" in data[:4096]:
         return None  # binary: data (an executable binary gets the stub-program mutant anyway)
     if traced and path in traced:

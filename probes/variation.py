@@ -49,7 +49,7 @@ from envqa.core.models import Finding, TrialResult
 from envqa.core.sandbox import Sandbox, SandboxError
 from envqa.probes.flakiness import verdict_on_state
 from envqa.probes.mutation import IGNORED_PREFIXES, MAX_BYTES
-from envqa.probes.mutation_kinds import PACKAGE_PARTS, SYSTEM_PREFIXES, code_kind, stated_in, traced_code, verifier_text
+from envqa.probes.mutation_kinds import PACKAGE_PARTS, SYSTEM_PREFIXES, code_kind, stated_in, traced_code
 from envqa.probes.variation_kinds import (
     EXTRA_NAME,
     EXTRA_TEXT,
@@ -62,6 +62,7 @@ from envqa.probes.variation_kinds import (
     line_sentence,
     newline_variant,
 )
+from envqa.probes.verifier_writes import verifier_text
 
 log = structlog.get_logger(__name__)
 

@@ -24,6 +24,7 @@ import structlog
 
 from envqa.agents.trial import TrialVerifier
 from envqa.core.defaults import (
+    MAX_TEST_BYTES,
     PROBE_EXEC_SEC,
     PROBE_QUICK_EXEC_SEC,
     PROBE_SCAN_EXEC_SEC,
@@ -147,11 +148,24 @@ def _uses(sandbox: Sandbox, env: Environment, out: Path, verifier: TrialVerifier
     ]
 
 
+def verifier_text(env: Environment) -> str:
+    """The verifier's own files as text (what reads the outputs), at most MAX_TEST_BYTES in all."""
+    out: list[str] = []
+    size = 0
+    for copy in env.tests:
+        src = Path(copy.source)
+        for path in sorted(src.rglob("*")) if src.is_dir() else [src]:
+            if size > MAX_TEST_BYTES or not path.is_file() or path.stat().st_size > MAX_TEST_BYTES:
+                continue
+            text = path.read_text(errors="replace")
+            size += len(text)
+            out.append(text)
+    return "\n".join(out)
+
+
 def _named_in_tests(env: Environment, written: set[str]) -> list[tuple[str, str]]:
     """Without a trace: directories and files the verifier's files name literally stand for what it lists and
     reads (before any write: order is unknown)."""
-    from envqa.probes.mutation_kinds import verifier_text
-
     text = verifier_text(env)
     dirs = {posixpath.dirname(p) for p in written} | written
     return [(d, "listed") for d in sorted(dirs) if len(d) > 1 and d in text] + [
