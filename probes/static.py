@@ -36,6 +36,7 @@ from envqa.probes.guard_rules import permission_guard_rules
 from envqa.probes.image_checks import image_findings
 from envqa.probes.instruction_rules import instruction_findings
 from envqa.probes.metadata_rules import metadata_realism_findings
+from envqa.probes.provenance_rules import provenance_findings
 from envqa.probes.task_files import rel as _rel
 from envqa.probes.task_files import script_commands, test_script
 from envqa.probes.task_rules import task_findings
@@ -320,6 +321,7 @@ def static_findings(env: Environment, root_agent: bool = False, unpinned_base: b
         + metadata_realism_findings(env)
         + instruction_findings(env)
         + drift_findings(env)
+        + provenance_findings(env)
     )
 
 
@@ -339,4 +341,11 @@ def static_probe(ctx: ProbeContext) -> list[Finding]:
     except Exception:  # noqa: BLE001 - validation already reported an image that does not build
         ctx.skip("static/image", "the image did not build: test literals and verifier files in it not checked")
         return found
-    return found + image_findings(ctx.env, ctx.backend, image, ctx.config)
+    return proven_over_suspected(found, image_findings(ctx.env, ctx.backend, image, ctx.config))
+
+
+def proven_over_suspected(files: list[Finding], image: list[Finding]) -> list[Finding]:
+    """The image's finding replaces the files' suspicion of the same rule at the same line (one finding per fact:
+    verifier-runs-image-file is a warning from the files, an error once the image shows the file there)."""
+    seen = {(f.rule, f.location) for f in image}
+    return [f for f in files if (f.rule, f.location) not in seen] + image
