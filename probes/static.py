@@ -37,6 +37,7 @@ from envqa.probes.image_checks import image_findings
 from envqa.probes.instruction_rules import instruction_findings
 from envqa.probes.metadata_rules import metadata_realism_findings
 from envqa.probes.provenance_rules import provenance_findings
+from envqa.probes.reward_flow import aborts_before_failure_reward
 from envqa.probes.task_files import rel as _rel
 from envqa.probes.task_files import script_commands, test_script
 from envqa.probes.task_rules import task_findings
@@ -100,6 +101,20 @@ def reward_rules(env: Environment) -> list[Finding]:
                 "reward file the agent left behind (or none at all) decides the trial",
                 evidence=[c.evidence(rel) for c, _v in writes[:5]],
                 location=f"{rel}:{writes[0][0].line}",
+            )
+        )
+    aborting = aborts_before_failure_reward(commands, writes, success)
+    if aborting is not None:
+        findings.append(
+            Finding.of(
+                rule="reward-not-written-on-failure",
+                message="test.sh sets -e before the test command and writes the failure reward only after it: a "
+                "failing test ends the script before any reward is written, so a reward file the agent left "
+                "behind (or none) decides the trial",
+                evidence=[c.evidence(rel) for c in commands if c.name == "set" and c.line < aborting.line][:2]
+                + [aborting.evidence(rel)],
+                location=f"{rel}:{aborting.line}",
+                case="set-e",
             )
         )
     strict = any(

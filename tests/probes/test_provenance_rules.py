@@ -188,3 +188,54 @@ def test_plantable_test_runner(tmp_path, script, flagged):
     )
     found = rules_of(root)
     assert ("plantable-test-runner" in found) is flagged, found
+
+
+@pytest.mark.parametrize(
+    "script,flagged",
+    [
+        # set -e, then an untested test command, then the reward on both paths: a failure ends test.sh first.
+        (
+            "set -e\nmkdir -p /logs/verifier\npytest /tests/test_outputs.py\n"
+            "if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n",
+            True,
+        ),
+        (
+            "set -euo pipefail\npython3 -m pytest -q /tests/test_outputs.py | tee /logs/verifier/out.txt\n"
+            "echo $? > /tmp/rc\n[ $(cat /tmp/rc) = 0 ] && echo 1 > /logs/verifier/reward.txt || "
+            "echo 0 > /logs/verifier/reward.txt\n",
+            True,
+        ),
+        # Look-alikes: 0 written first; the test command tested by if; set +e before it; a pipe without pipefail.
+        ("set -e\n" + REWARD + "pytest /tests/test_outputs.py && echo 1 > /logs/verifier/reward.txt\n", False),
+        (
+            "set -e\nmkdir -p /logs/verifier\nif pytest /tests/test_outputs.py; then echo 1 > "
+            "/logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n",
+            False,
+        ),
+        (
+            "set -e\nmkdir -p /logs/verifier\nset +e\npytest /tests/test_outputs.py\nrc=$?\n"
+            "if [ $rc -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n",
+            False,
+        ),
+        (
+            "set -e\nmkdir -p /logs/verifier\npytest /tests/test_outputs.py | tee /logs/verifier/out.txt\n"
+            "if grep -q failed /logs/verifier/out.txt; then echo 0 > /logs/verifier/reward.txt; else echo 1 > "
+            "/logs/verifier/reward.txt; fi\n",
+            False,
+        ),
+    ],
+)
+def test_set_e_before_the_tests(tmp_path, script, flagged):
+    root = write_env(
+        tmp_path / "t",
+        {
+            "tests/test_outputs.py": "def test_out():\n    assert open('/app/out.txt').read() == 'hello\\n'\n",
+            "tests/test.sh": "#!/bin/bash\n" + script,
+        },
+    )
+    found = {f.rule: f for f in static_findings(load_environment(root))}
+    assert ("reward-not-written-on-failure" in found) is flagged, found
+    if flagged:
+        f = found["reward-not-written-on-failure"]
+        assert f.evidence[0].startswith("tests/test.sh:2: set -e") and "pytest" in f.evidence[-1]
+        assert "set -e" in (f.fix or "")
