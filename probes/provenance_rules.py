@@ -7,14 +7,15 @@
   verifier-runs-image-file     (warning from the files; error with --image, probes/image_checks.py) test.sh
                                runs a grader the Dockerfile copies or writes into the image.
   plantable-test-runner        (warning) pytest runs test files from a folder the agent owns (a copy out of
-                               /tests) without --noconftest or a rootdir under /tests: a conftest.py planted
-                               there turns failures into passes.
+                               /tests) without --noconftest: a conftest.py planted there turns failures into
+                               passes (a rootdir or confcutdir under /tests does not stop the test file's own
+                               folder's conftest.py).
 
 A run proves these (trust tracing: verifier-trusts-agent-file; exploit-trusted-file, exploit-verifier-helper,
 exploit-workspace-conftest) and raises them to error or critical, naming the trial; the files alone give a
 warning. Look-alikes stay quiet: truth under tests/ (mounted at verify time only), a decoy in the image the
 verifier never reads, inputs the verifier reads without naming them as its expectation (a database the agent
-must query), pytest with --noconftest or its rootdir under /tests, hashes under /tests.
+must query), pytest with --noconftest or on the files under /tests, hashes under /tests.
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ HASH_TOOLS = {"sha256sum", "sha1sum", "md5sum", "sha512sum", "b2sum", "shasum", 
 PATH_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/local/sbin", "/usr/sbin", "/sbin")
 RUNNERS = {"python", "python3", "bash", "sh", "source", ".", "exec", "timeout", "env", "sudo", "perl", "node"}
 NO_PLANT = ("--noconftest",)  # pytest flags that keep a planted conftest.py out
-PINNED = re.compile(r"^--(rootdir|confcutdir)=?(/tests\b.*)?$")
 
 
 def _answer_reads(reqs: list[Requirement], prov: Provenance) -> list[tuple[Requirement, Origin]]:
@@ -162,17 +162,10 @@ def _pytest_args(cmd: Command) -> list[str] | None:
 
 
 def _kept_out(args: list[str]) -> bool:
-    """Flags that keep a conftest.py planted beside the test files out: --noconftest, or a rootdir or
-    confcutdir under /tests (with -p no:... the issue names too; `-p no:cacheprovider` alone does not)."""
-    for i, a in enumerate(args):
-        if a in NO_PLANT:
-            return True
-        if a in ("--rootdir", "--confcutdir") and i + 1 < len(args) and args[i + 1].startswith("/tests"):
-            return True
-        m = PINNED.match(a)
-        if m and m.group(2):
-            return True
-    return False
+    """--noconftest: the one flag that keeps a conftest.py beside a copied test file out. A rootdir or confcutdir
+    under /tests does not: pytest still loads the conftest.py of the test file's own folder (confcutdir only
+    stops the search upwards of it), so a copy in /app stays plantable however the rootdir is pinned."""
+    return any(a in NO_PLANT for a in args)
 
 
 def _targets(args: list[str]) -> list[str]:
@@ -212,8 +205,8 @@ def plantable_runner_findings(env: Environment) -> list[Finding]:
         findings.append(
             Finding.of(
                 "plantable-test-runner",
-                f"pytest runs the tests from {owned[0]}, a folder the agent owns, without --noconftest or a rootdir "
-                "under /tests: a conftest.py the agent leaves there turns every failure into a pass",
+                f"pytest runs the tests from {owned[0]}, a folder the agent owns, without --noconftest: a conftest.py "
+                "the agent leaves there turns every failure into a pass",
                 evidence=[cmd.evidence(script.rel)],
                 location=f"{script.rel}:{cmd.line}",
             )

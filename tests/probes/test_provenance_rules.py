@@ -171,9 +171,11 @@ def test_the_image_check_replaces_the_files_suspicion(tmp_path):
         ("cp /tests/test_outputs.py /app/\npython3 -m pytest -q /app/test_outputs.py", True),
         ("mkdir -p /app/t && cp /tests/test_outputs.py /app/t/\ncd /app && pytest t -p no:cacheprovider", True),
         ("cp /tests/test_outputs.py /app/\ncd /app && pytest test_outputs.py -rA", True),
-        # Look-alikes: conftest kept out, rootdir under /tests, or the tests run where they are.
+        # A rootdir and confcutdir under /tests do not stop the copy's own folder's conftest.py (pytest loads it).
+        ("cp /tests/test_outputs.py /app/\npytest --rootdir=/tests --confcutdir=/tests /app/test_outputs.py", True),
+        # Look-alikes: conftest kept out, or the tests run where they are (from any folder, rootdir pinned or not).
         ("cp /tests/test_outputs.py /app/\npytest --noconftest /app/test_outputs.py", False),
-        ("cp /tests/test_outputs.py /app/\npytest --rootdir=/tests --confcutdir=/tests /app/test_outputs.py", False),
+        ("cd /app && pytest --rootdir=/tests /tests/test_outputs.py", False),
         ("cd /app && python3 -m pytest -q /tests/test_outputs.py", False),
         ("cd /tests && pytest test_outputs.py", False),
     ],
