@@ -42,16 +42,19 @@ NO_PLANT = ("--noconftest",)  # pytest flags that keep a planted conftest.py out
 
 def _answer_reads(reqs: list[Requirement], prov: Provenance) -> list[tuple[Requirement, Origin]]:
     """Paths a test file reads that the image holds and that it names as its expectation (in the file's name,
-    or the variable the line reads it into), when the same file also reads the agent's work: a comparison of
+    the variable the line reads it into, or an `==` with the agent's work on the same line: reference files
+    left in the image), when the same file also reads the agent's work: a comparison of
     the work with an answer the image already holds. An image file read beside a /tests copy of it (an
     "unchanged" check) or an input read into any other name stays quiet."""
     reads = [r for r in reqs if r.kind == "path" and r.role == "read"]
     work = {r.file for r in reads if prov.origin(r.value).kind == "agent"}
+    work_lines = {(r.file, r.line) for r in reads if prov.origin(r.value).kind == "agent"}
     own_copies = {(r.file, posixpath.basename(r.value)) for r in reads if prov.origin(r.value).kind == "tests"}
     out = []
     for r in reads:
         origin = prov.origin(r.value)
-        named = ANSWERISH.search(posixpath.basename(r.value)) or EXPECT_VAR.search(r.text)
+        beside = (r.file, r.line) in work_lines and "==" in r.text  # the work compared with it on one line
+        named = ANSWERISH.search(posixpath.basename(r.value)) or EXPECT_VAR.search(r.text) or beside
         kept = (r.file, posixpath.basename(r.value)) in own_copies  # held against the tests' own copy of it
         if origin.in_image and named and r.file in work and not kept and "/tests/" not in r.text:
             out.append((r, origin))

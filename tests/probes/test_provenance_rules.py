@@ -68,6 +68,13 @@ def test_provenance_names_each_origin_with_its_line(tmp_path):
             COMPARE.format(path="/var/lib/counts.json"),
             True,
         ),
+        # Reference files left in the image, compared with the agent's repository on one line.
+        (
+            "COPY resources/ /app/resources/\n",
+            "from pathlib import Path\n\n\ndef test_core():\n"
+            "    assert Path('/app/repo/core.py').read_text() == Path('/app/resources/core.py').read_text()\n",
+            True,
+        ),
         # Look-alike: the truth lives under tests/ (mounted at verify time only).
         ("RUN echo 2 > /opt/answer_truth.txt\n", COMPARE.format(path="/tests/answer_truth.txt"), False),
         # Look-alike: a decoy in the image the verifier never reads.
@@ -93,6 +100,7 @@ def test_answer_in_image(tmp_path, dockerfile, test_py, flagged):
         tmp_path / "t",
         {
             "environment/Dockerfile": "FROM debian:bookworm\nWORKDIR /app\n" + dockerfile,
+            "environment/resources/core.py": "def f():\n    return 2\n",
             "tests/test_outputs.py": test_py,
             "tests/test.sh": "#!/bin/bash\n" + REWARD + PYTEST,
         },
