@@ -185,23 +185,36 @@ def _targets(args: list[str]) -> list[str]:
     return out
 
 
+def _cd(cwd: str | None, word: str) -> str | None:
+    """The folder after `cd word`: `${VAR:-/tests}` is its default (TB1's TEST_DIR); another variable: unknown."""
+    default = re.fullmatch(r"\$\{\w+:-([^}$]*)\}", word)
+    if default:
+        word = default.group(1)
+    if "$" in word or (cwd is None and not word.startswith("/")):
+        return None
+    return posixpath.normpath(posixpath.join(cwd or "/", word))
+
+
 def plantable_runner_findings(env: Environment) -> list[Finding]:
     model = model_of(env)
     script, prov = model.tests.script, model.provenance
     if script is None:
         return []
     findings = []
-    cwd = prov.workdir
+    cwd: str | None = prov.workdir
     for cmd in model.test_sh:
         if not cmd.reachable:
             continue
-        if cmd.name == "cd" and len(cmd.words) > 1 and not cmd.words[1].startswith("$"):
-            cwd = posixpath.normpath(posixpath.join(cwd, cmd.words[1]))
+        if cmd.name == "cd":
+            cwd = _cd(cwd, cmd.words[1] if len(cmd.words) > 1 else "/root")
             continue
         args = _pytest_args(cmd)
         if args is None or _kept_out(args):
             continue
-        targets = [posixpath.normpath(posixpath.join(cwd, t)) for t in _targets(args)] or [cwd]
+        named = _targets(args)
+        if cwd is None and not all(t.startswith("/") for t in named):
+            continue  # a folder we cannot name (cd "$DIR"): rather miss than cry wolf
+        targets = [posixpath.normpath(posixpath.join(cwd or "/", t)) for t in named] or [cwd or "/"]
         owned = [t for t in targets if prov.origin(t).kind in ("agent", "image") and not t.startswith("/logs")]
         if not owned or any(prov.origin(t).kind == "tests" for t in targets):
             continue

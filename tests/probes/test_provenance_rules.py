@@ -186,6 +186,9 @@ def test_the_image_check_replaces_the_files_suspicion(tmp_path):
         ("cd /app && pytest --rootdir=/tests /tests/test_outputs.py", False),
         ("cd /app && python3 -m pytest -q /tests/test_outputs.py", False),
         ("cd /tests && pytest test_outputs.py", False),
+        ('cd "${TEST_DIR:-/tests}"\npytest test_outputs.py', False),  # Terminal-Bench 1's run-tests.sh
+        ('cd "$WORK"\npytest test_outputs.py', False),  # a folder we cannot name: quiet
+        ('cd "${TEST_DIR:-/app}"\npytest test_outputs.py', True),
     ],
 )
 def test_plantable_test_runner(tmp_path, script, flagged):
