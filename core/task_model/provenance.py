@@ -20,11 +20,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from envqa.core.defaults import PROVENANCE_MAX_CONTEXT_FILES as MAX_CONTEXT_FILES
 from envqa.core.environment import Environment
 from envqa.core.parsers.dockerfile import Span
 from envqa.core.parsers.shell import Command, parse_script
 
-MAX_CONTEXT_FILES = 2000  # a COPY of a huge context: past this many files, later ones are not listed
 WRITERS_LAST = {"cp", "mv", "install", "ln"}  # the last argument is the destination
 # Folders every image has: `COPY x /opt` (no trailing slash) lands in them as /opt/x.
 FOLDERS = ("/", "/app", "/opt", "/usr/local/bin", "/usr/bin", "/bin", "/tmp", "/root", "/srv", "/etc", "/home")
