@@ -27,6 +27,7 @@ from envqa.core.consistency.model import Requirement
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Severity
 from envqa.core.parsers.shell import Command
+from envqa.core.task_config import VerifierEnvironmentMode
 from envqa.core.task_model import model_of
 from envqa.core.task_model.provenance import Origin, Provenance
 
@@ -231,5 +232,8 @@ def plantable_runner_findings(env: Environment) -> list[Finding]:
 
 
 def provenance_findings(env: Environment) -> list[Finding]:
-    """Every rule over the provenance model (probes/static.py's static_findings calls this)."""
+    """Every rule over the provenance model (probes/static.py's static_findings calls this). In separate-verifier
+    mode the verifier runs in a fresh container that holds only the agent's artifacts: none of this applies."""
+    if env.config.verifier_mode() == VerifierEnvironmentMode.SEPARATE:
+        return []
     return image_answer_findings(env) + image_grader_findings(env) + plantable_runner_findings(env)
