@@ -380,6 +380,10 @@ MAX_DEPTH = 3
 GUARD_MAX_BYTES = 400_000
 """A verifier script larger than this is not read for its guards (core/consistency/guards.py)."""
 
+PROVENANCE_MAX_CONTEXT_FILES = 2000
+"""A Dockerfile COPY of a folder lists at most this many of its files as the image's (core/task_model/provenance.py):
+past it a huge build context would cost `qa lint` its second; later files count as the agent's (quiet)."""
+
 # --- probes (probes/) --------------------------------------------------------------------------------------------------
 
 PROBE_QUICK_EXEC_SEC = 30

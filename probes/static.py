@@ -39,6 +39,8 @@ from envqa.probes.instruction_rules import instruction_findings
 from envqa.probes.instruction_signatures import signature_findings
 from envqa.probes.instruction_test_bounds import bound_findings
 from envqa.probes.metadata_rules import metadata_realism_findings
+from envqa.probes.provenance_rules import provenance_findings
+from envqa.probes.reward_flow import aborts_before_failure_reward
 from envqa.probes.task_files import rel as _rel
 from envqa.probes.task_files import script_commands, test_script
 from envqa.probes.task_rules import task_findings
@@ -102,6 +104,20 @@ def reward_rules(env: Environment) -> list[Finding]:
                 "reward file the agent left behind (or none at all) decides the trial",
                 evidence=[c.evidence(rel) for c, _v in writes[:5]],
                 location=f"{rel}:{writes[0][0].line}",
+            )
+        )
+    aborting = aborts_before_failure_reward(commands, writes, success)
+    if aborting is not None:
+        findings.append(
+            Finding.of(
+                rule="reward-not-written-on-failure",
+                message="test.sh sets -e before the test command and writes the failure reward only after it: a "
+                "failing test ends the script before any reward is written, so a reward file the agent left "
+                "behind (or none) decides the trial",
+                evidence=[c.evidence(rel) for c in commands if c.name == "set" and c.line < aborting.line][:2]
+                + [aborting.evidence(rel)],
+                location=f"{rel}:{aborting.line}",
+                case="set-e",
             )
         )
     strict = any(
@@ -339,6 +355,7 @@ def static_findings(env: Environment, root_agent: bool = False, unpinned_base: b
         + signature_findings(env)
         + preserve_findings(env)
         + drift_findings(env)
+        + provenance_findings(env)
     )
 
 
@@ -358,4 +375,11 @@ def static_probe(ctx: ProbeContext) -> list[Finding]:
     except Exception:  # noqa: BLE001 - validation already reported an image that does not build
         ctx.skip("static/image", "the image did not build: test literals and verifier files in it not checked")
         return found
-    return found + image_findings(ctx.env, ctx.backend, image, ctx.config)
+    return proven_over_suspected(found, image_findings(ctx.env, ctx.backend, image, ctx.config))
+
+
+def proven_over_suspected(files: list[Finding], image: list[Finding]) -> list[Finding]:
+    """The image's finding replaces the files' suspicion of the same rule at the same line (one finding per fact:
+    verifier-runs-image-file is a warning from the files, an error once the image shows the file there)."""
+    seen = {(f.rule, f.location) for f in image}
+    return [f for f in files if (f.rule, f.location) not in seen] + image

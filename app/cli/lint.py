@@ -15,6 +15,7 @@ from rich.console import Console
 from envqa.app.cli.common import cli_config, fail
 from envqa.core.errors import EnvQAError, InputError
 from envqa.core.logs import configure_logging
+from envqa.core.registry.lint_coverage import lint_coverage
 
 
 def lint(
@@ -47,12 +48,20 @@ def lint(
     if image:
         findings += _image_findings(env, cfg, as_json)
     serious = [f for f in findings if f.severity != "info"]
+    coverage = lint_coverage(image=image, strict=strict or s.lint_root_agent or s.lint_unpinned_base)
     if as_json:
-        sys.stdout.write(json.dumps({"ok": not serious, "findings": [f.public() for f in findings]}) + "\n")
+        report = {
+            "ok": not serious,
+            "findings": [f.public() for f in findings],
+            "coverage": coverage.public(bool(serious)),
+        }
+        sys.stdout.write(json.dumps(report) + "\n")
     else:
         from envqa.app.report import print_findings
 
-        print_findings([f.public() for f in findings], Console(), title=f"lint {env.root}")
+        console = Console()
+        print_findings([f.public() for f in findings], console, title=f"lint {env.root}")
+        console.print(coverage.summary(found=bool(serious)), markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(1 if serious else 0)
 
 

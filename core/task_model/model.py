@@ -22,6 +22,7 @@ from envqa.core.input_files import InputFileError, read_text
 from envqa.core.parsers.dockerfile import Span, instruction_spans
 from envqa.core.parsers.shell import Command
 from envqa.core.task_checksum import harbor_task_checksum
+from envqa.core.task_model.provenance import Provenance, provenance_of
 from envqa.core.task_model.tests_reader import TestsModel, read_tests
 
 ModelKey = tuple[str, tuple[tuple[str, str], ...]]
@@ -34,6 +35,7 @@ class Derived:
     root: Path  # where it was first read (the facts below name files relative to it)
     dockerfile: Path
     tests: TestsModel
+    provenance: Provenance | None = None  # built on first use from the first caller's env (root-independent)
 
     @cached_property
     def dockerfile_spans(self) -> list[Span]:
@@ -77,6 +79,13 @@ class TaskModel:
     @property
     def checksum(self) -> str | None:
         return self.derived.checksum
+
+    @property
+    def provenance(self) -> Provenance:
+        """Where the files the verifier uses come from (core/task_model/provenance.py)."""
+        if self.derived.provenance is None:
+            self.derived.provenance = provenance_of(self.env, self.dockerfile_spans)
+        return self.derived.provenance
 
 
 class TaskModels:

@@ -20,7 +20,9 @@ def test_qa_new_lints_clean_and_runs_oracle_pass_nop_fail(qa_env, tmp_path, dock
     assert "demo-task" in (tmp_path / "demo-task" / "instruction.md").read_text()
     lint = run_qa(["lint", "demo-task", "--json"], qa_env, cwd=tmp_path)
     assert lint.returncode == 0, lint.stdout + lint.stderr[-2000:]
-    assert json.loads(lint.stdout) == {"ok": True, "findings": []}  # not even an info finding
+    report = json.loads(lint.stdout)
+    assert report.pop("coverage")["summary"].startswith("nothing found by ")  # what "nothing found" covers
+    assert report == {"ok": True, "findings": []}  # not even an info finding
     again = run_qa(["new", "demo-task"], qa_env, cwd=tmp_path)
     assert again.returncode == 2 and "not empty" in again.stderr  # never writes over an existing task
     run = run_qa(["run", "demo-task", "--oracle-runs", "1", "--approval", "wait", "--json"], qa_env, cwd=tmp_path)
