@@ -2,7 +2,7 @@
 
 Harbor jobs and `tb run` folders are read (core/readers), each trial matched to its task by name (with
 `--tasks`, to the task folders of that dataset, with stale trials apart), and per task the cross-trial rules and
-pass@1 per agent/model against the band are computed (probes/cross_trial_report.py). With `--tasks`, the trials
+pass@1 per agent/model against the band are computed (probes/cross_trial/report.py). With `--tasks`, the trials
 are also stored, as solver trials of each task's version (source = imported; stored once, so analysing the same
 folders again adds nothing), and each task's static findings (`qa lint`'s, warning and above) join its triage.
 The result is one JSON-able document; app/analyze_output.py renders it.
@@ -26,9 +26,9 @@ from envqa.core.layout import RunLayout
 from envqa.core.models import Finding, Severity
 from envqa.core.readers import iter_runs
 from envqa.graphs.imported import keep_files
-from envqa.probes.cross_trial import TaskTrials, cross_trial_findings
-from envqa.probes.cross_trial_report import dataset_exit, task_triage
-from envqa.probes.cross_trial_triage import look_first, sibling_shortcuts, worst_first
+from envqa.probes.cross_trial.probe import TaskTrials, cross_trial_findings
+from envqa.probes.cross_trial.report import dataset_exit, task_triage
+from envqa.probes.cross_trial.triage import look_first, sibling_shortcuts, worst_first
 
 log = structlog.get_logger(__name__)
 SCHEMA_VERSION = 1
@@ -75,8 +75,8 @@ def _task_context(task_dir: Path | None) -> tuple[str, set[str], list[Finding]]:
     if task_dir is None:
         return "", set(), []
     from envqa.core.environment import load_environment
-    from envqa.probes.cross_trial_qa import verifier_tools
-    from envqa.probes.task_schema import lint_findings
+    from envqa.probes.cross_trial.qa import verifier_tools
+    from envqa.probes.static.task_schema import lint_findings
 
     try:
         env = load_environment(task_dir)

@@ -31,7 +31,7 @@ from rich.table import Table
 
 from envqa.core.environment import load_environment
 from envqa.core.errors import InputError
-from envqa.probes.task_schema import lint_findings
+from envqa.probes.static.task_schema import lint_findings
 
 # What each csv class means in our labels. "oracle" (a reference solution that breaks, e.g. an exact apt pin the
 # archive drops) and "infra" (a build or run that reaches for a moving outside resource) are both the tests or the

@@ -2,7 +2,7 @@
 
 Why a data file: each password carries where it is published, so a finding that opens an encrypted solution
 with one can say "the public default of TheAgentCompany (harbor-framework/harbor adapters/...)" instead of
-"we guessed". Both the image check (probes/image_checks.py) and the leaked-answers exploit
+"we guessed". Both the image check (probes/static/image_checks.py) and the leaked-answers exploit
 (agents/exploits.py) read this one list; neither keeps its own copy.
 """
 

@@ -396,10 +396,10 @@ PROBE_SCAN_EXEC_SEC = 120
 """A probe's walk over a container's files (a snapshot, digests, copies) is killed after this."""
 
 IMAGE_SCAN_EXEC_SEC = 180
-"""The image scan for leaked literals and archives (probes/image_checks.py) is killed after this."""
+"""The image scan for leaked literals and archives (probes/static/image_checks.py) is killed after this."""
 
 VARIATION_BUILD_SEC = 120.0
-"""A variant's build command in the variation probe (probes/variation.py)."""
+"""A variant's build command in the variation probe (probes/variation/probe.py)."""
 
 VARIATION_MAX_FILES = 12
 """Output files the variation probe looks at (the instruction's named outputs first)."""
@@ -408,16 +408,16 @@ VARIATION_MAX_EXTRA_DIRS = 4
 """Directories beyond the named outputs the variation probe looks in."""
 
 MUTATION_MAX_BYTES = 1024 * 1024
-"""A file larger than this is not mutated (probes/mutation.py)."""
+"""A file larger than this is not mutated (probes/mutation/probe.py)."""
 
 MUTATION_MAX_CANDIDATES = 400
 """Changed paths checked for "regular file, small enough" (a pip install changes thousands)."""
 
 MAX_TEST_BYTES = 512 * 1024
-"""A test file larger than this is not read (probes/mutation_kinds.py, probes/mutation_tolerance.py)."""
+"""A test file larger than this is not read (probes/mutation/kinds.py, probes/mutation/tolerance.py)."""
 
 NOP_MAX_DIGEST_FILES = 40
-"""Files the nop-cause probe digests (probes/nop_cause.py)."""
+"""Files the nop-cause probe digests (probes/nop/cause.py)."""
 
 NOP_MAX_DIGEST_BYTES = 64 * 1024 * 1024
 """The most bytes the nop-cause probe digests in all."""
@@ -426,17 +426,17 @@ NOP_MAX_REPORT_BYTES = 4 * 1024 * 1024
 """The most of a test report the nop-cause probe reads."""
 
 VARIATION_MAX_BUILD_COMMANDS = 3
-"""Build commands the variation probe takes from the instruction, in order (probes/variation_kinds.py)."""
+"""Build commands the variation probe takes from the instruction, in order (probes/variation/kinds.py)."""
 
 VERIFIER_WRITES_MAX_ENTRIES = 100_000
 """File-system entries a verifier-writes snapshot lists (probes/verifier_writes.py)."""
 
 VERIFIER_SHAPE_MAX_WALK = 5000
-"""Entries of the build context looked at (names and small texts) (probes/verifier_shape_rules.py)."""
+"""Entries of the build context looked at (names and small texts) (probes/static/verifier_shape_rules.py)."""
 
 VERIFIER_SHAPE_MAX_LITERALS = 3
 """At most this many literals pinned by the verifier for `verifier-literal-only` (core/task_model/checks.py,
-probes/verifier_shape_rules.py): more is a real spec, not a hard-coded answer."""
+probes/static/verifier_shape_rules.py): more is a real spec, not a hard-coded answer."""
 
 TEST_MODEL_CODE_CHARS = 160
 """The test model keeps this many characters of a comparison's or a call's code (core/task_model/cases.py)."""
@@ -547,6 +547,6 @@ kept so that a value the agent was told is never taken for a copied one."""
 
 # Real-task accuracy (issue 42), read on the TB2 dev split (tb2-unchanged-dev.csv controls).
 JUNIOR_ESTIMATE_MAX_DAYS = 91.0
-"""probes/metadata_rules.py: a junior's time estimate is implausible only at or past this many days (a quarter). A
+"""probes/static/metadata_rules.py: a junior's time estimate is implausible only at or past this many days (a quarter). A
 junior's estimate for a hard task of research depth is honestly weeks (the dev split's feal-* say 13 days, fix-ocaml-gc
 10), so the expert's one-week bound (seconds or hours written as minutes) does not apply to it."""

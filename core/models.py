@@ -238,7 +238,7 @@ class SpecConsistency(BaseModel):
 
 class SpecCheck(BaseModel):
     """Issue 13: a revision of a task generated from a spec, checked against that spec. Flagged when the
-    reviser says it contradicts the spec or the deterministic check (probes/spec_consistency.py) finds a
+    reviser says it contradicts the spec or the deterministic check (probes/static/spec_consistency.py) finds a
     requirement or literal of the spec dropped; a flagged proposal waits for a human even in auto mode."""
 
     flagged: bool

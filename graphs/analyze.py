@@ -21,7 +21,7 @@ from envqa.graphs.analyst_dispatch import run_analyst_jobs
 from envqa.graphs.loop_state import current_env, state_trials
 from envqa.probes.analyst.rollup import rollup
 from envqa.probes.analyst.rules import context_for, deterministic_label, unlabeled
-from envqa.probes.cross_trial_qa import version_findings
+from envqa.probes.cross_trial.qa import version_findings
 
 log = structlog.get_logger(__name__)
 NO_MODEL = (

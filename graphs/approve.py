@@ -20,7 +20,7 @@ from langgraph.types import interrupt
 
 from envqa.core.run_deps import RunDeps
 from envqa.graphs.loop_state import versions_of
-from envqa.probes.spec_consistency import check_revision
+from envqa.probes.static.spec_consistency import check_revision
 
 log = structlog.get_logger(__name__)
 

@@ -41,11 +41,11 @@ from envqa.core.registry import SKIP_ON_REGRADE, get_rule, is_registered
 from envqa.core.sandbox import ImageBuildError, SandboxBackend
 from envqa.graphs.gate_rules import Rerun, fired_rules, rules_checks
 from envqa.probes.dispatch import dispatch_replays
-from envqa.probes.lint import lint_structure
-from envqa.probes.regression_exploits import exploits_for_env
+from envqa.probes.exploits.regression import exploits_for_env
 from envqa.probes.replay_units import EXPLOIT_REPLAY, SOLVER_REPLAY, exploit_replay_args, solver_replay_args
 from envqa.probes.solver_passes import solver_commands
-from envqa.probes.static import static_findings
+from envqa.probes.static.findings import static_findings
+from envqa.probes.static.lint import lint_structure
 
 log = structlog.get_logger(__name__)
 

@@ -20,7 +20,7 @@ from envqa.core.models import Finding, GateCheck, TrialResult
 from envqa.core.registry import PROBE_INFO, RULES, get_rule, is_registered
 from envqa.core.store import Store
 from envqa.probes.dispatch import dispatch_probes
-from envqa.probes.lint import lint_structure
+from envqa.probes.static.lint import lint_structure
 
 MUTANT_RULE = "verifier-accepts-mutant"
 

@@ -31,8 +31,8 @@ from envqa.core.layout import RunLayout
 from envqa.core.models import Outcome, TrialResult, TrialSpec
 from envqa.core.run_deps import RunDeps
 from envqa.core.sandbox import ImageBuildError
-from envqa.probes.lint import lint_structure
-from envqa.probes.static import static_findings
+from envqa.probes.static.findings import static_findings
+from envqa.probes.static.lint import lint_structure
 
 log = structlog.get_logger(__name__)
 # How far an attempt got, in the order the checks run (the yield table counts variants per level).

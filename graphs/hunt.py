@@ -19,7 +19,7 @@ from envqa.graphs.hunt_llm import hunt_llm_and_label
 from envqa.graphs.loop_state import current_env, state_trials, trial_summaries
 from envqa.probes.base import ProbeContext
 from envqa.probes.dispatch import dispatch_probes
-from envqa.probes.static import static_findings
+from envqa.probes.static.findings import static_findings
 
 log = structlog.get_logger(__name__)
 

@@ -24,7 +24,7 @@ from envqa.probes.analyst.rules import context_for, strace_shortcut
 from envqa.probes.analyst.trace_view import load_trajectory
 from envqa.probes.base import ProbeContext
 from envqa.probes.dispatch import dispatch_replays
-from envqa.probes.regression_exploits import RegressionExploit, exploits_for_env, save_exploit, transcript_of
+from envqa.probes.exploits.regression import RegressionExploit, exploits_for_env, save_exploit, transcript_of
 from envqa.probes.replay_units import EXPLOIT_REPLAY, SOLVER_REPLAY, exploit_replay_args, solver_replay_args
 from envqa.probes.solver_passes import solver_commands
 

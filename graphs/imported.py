@@ -25,8 +25,8 @@ from envqa.core.models import TrialResult
 from envqa.core.readers import iter_runs
 from envqa.core.run_deps import RunDeps
 from envqa.core.task_checksum import harbor_task_checksums
-from envqa.probes.cross_trial import per_test_table
-from envqa.probes.cross_trial_qa import version_task_trials
+from envqa.probes.cross_trial.probe import per_test_table
+from envqa.probes.cross_trial.qa import version_task_trials
 
 log = structlog.get_logger(__name__)
 

@@ -8,7 +8,7 @@ from envqa.core.events import RunEvent
 from envqa.core.run_deps import RunDeps
 from envqa.graphs.loop_state import RunState, current_env, versions_of
 from envqa.graphs.sweep import check_models
-from envqa.probes.lint import lint_structure
+from envqa.probes.static.lint import lint_structure
 
 
 def load_node(deps: RunDeps, state: RunState) -> dict:

@@ -29,7 +29,7 @@ def per_version(left: list | None, right: Any) -> list:
 def per_version_findings(left: list | None, right: Any) -> list:
     """per_version, and two ways a later finding gives the cause of an earlier one:
     - a finding that names its cause (a `subtype`) supersedes the same rule's finding without one: validation's
-      `nop-passes` gives way to the hunt's explained one (probes/nop_cause.py);
+      `nop-passes` gives way to the hunt's explained one (probes/nop/cause.py);
     - a finding whose rule `explains` another (core/registry/rules.toml) withdraws that rule's findings: the
       egress probe's `network-dependent-pass` explains validation's `oracle-fails`."""
     merged = per_version(left, right)

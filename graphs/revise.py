@@ -28,7 +28,7 @@ from envqa.core.store import Versions
 from envqa.graphs.gate import GateInputs, feedback, oracle_notice, run_gate
 from envqa.graphs.loop_state import state_trials
 from envqa.graphs.spend import run_budget
-from envqa.probes.spec_consistency import check_revision, spec_of
+from envqa.probes.static.spec_consistency import check_revision, spec_of
 
 log = structlog.get_logger(__name__)
 

@@ -14,9 +14,13 @@ import structlog
 from envqa.core.errors import InfraError
 from envqa.core.models import Finding
 from envqa.core.registry import HUNT_PROBES
-from envqa.probes import egress, exploits, flakiness, nop_cause, oracle_state, solver_passes, static  # noqa: F401  (each registers itself)
+from envqa.probes import flakiness, oracle_state, solver_passes  # noqa: F401  (each registers itself)
 from envqa.probes.base import PROBES as REGISTERED
 from envqa.probes.base import Probe, ProbeContext, registered_probe
+from envqa.probes.exploits import probe as exploits  # noqa: F401  (each registers itself)
+from envqa.probes.network import egress  # noqa: F401  (each registers itself)
+from envqa.probes.nop import cause as nop_cause  # noqa: F401  (each registers itself)
+from envqa.probes.static import findings as static  # noqa: F401  (each registers itself)
 
 log = structlog.get_logger(__name__)
 

@@ -17,7 +17,7 @@
   or the builder saying so): that stays the task's `image-build-failed`, with the reason in its evidence.
 
 - `setup-needs-network`, `oracle-needs-network`, `build-needs-network`: the same question for the other phases
-  (probes/phase_network.py): a step's setup.sh, the reference solution's own output, a build step's log. The
+  (probes/network/phase.py): a step's setup.sh, the reference solution's own output, a build step's log. The
   image-map message stays for steps that fail for the substitute base's sake.
 
 None is ever a finding. Each is a dict {outcome, message, remedy, evidence, ...} in the report's
@@ -39,8 +39,8 @@ from envqa.core.network_policy import agent_network_of
 from envqa.core.registry import BUILD_ERRORS, VERIFIER_ERRORS
 from envqa.core.registry.network_errors import NETWORK_ERROR, RESOLVER_ERROR
 from envqa.core.task_config import NetworkMode
-from envqa.probes.phase_network import build_needs_network, phase_needs_network
-from envqa.probes.static import fetch_commands, pip_args, task_network_cut
+from envqa.probes.network.phase import build_needs_network, phase_needs_network
+from envqa.probes.static.findings import fetch_commands, pip_args, task_network_cut
 
 # The network-error signatures: one registry for every phase (core/registry/network_errors.toml). NETWORK_ERROR
 # is any of them; RESOLVER_ERROR only a name that did not resolve or a network with no route (narrower: a

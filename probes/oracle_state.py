@@ -22,11 +22,11 @@ from envqa.core.sandbox import Sandbox
 from envqa.core.wrap_tools import task_tests_text
 from envqa.probes.base import ProbeContext, register_probe
 from envqa.probes.flakiness import rerun_findings
-from envqa.probes.mutation import mutation_findings, output_files
-from envqa.probes.strace_rules import pass_findings
+from envqa.probes.mutation.probe import mutation_findings, output_files
+from envqa.probes.network.strace_rules import pass_findings
 from envqa.probes.trust import trace_anchors, trust_findings
-from envqa.probes.variation import PROBE as VARIATION
-from envqa.probes.variation import variation_findings
+from envqa.probes.variation.probe import PROBE as VARIATION
+from envqa.probes.variation.probe import variation_findings
 
 MIN_LEAK_BYTES = 16
 

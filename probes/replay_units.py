@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from envqa.core.models import Finding
 from envqa.probes.base import ProbeContext
-from envqa.probes.regression_exploits import RegressionExploit, replay_exploit
+from envqa.probes.exploits.regression import RegressionExploit, replay_exploit
 from envqa.probes.solver_passes import ReplayAgent
 
 SOLVER_REPLAY = "solver-replay"

@@ -21,7 +21,7 @@ from envqa.agents.trajectory import Trajectory
 from envqa.core.models import Finding, Outcome, TrialResult
 from envqa.core.wrap_tools import task_tests_text
 from envqa.probes.base import ProbeContext, register_probe
-from envqa.probes.strace_rules import pass_findings, wrapped_tools
+from envqa.probes.network.strace_rules import pass_findings, wrapped_tools
 
 log = structlog.get_logger(__name__)
 

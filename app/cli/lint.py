@@ -32,7 +32,7 @@ def lint(
     """Check an environment's files (and with --image its built image) without running any agent."""
     configure_logging()
     from envqa.core.environment import load_environment
-    from envqa.probes.task_schema import lint_findings
+    from envqa.probes.static.task_schema import lint_findings
 
     try:
         cfg = cli_config(config, {})
@@ -69,7 +69,7 @@ def _image_findings(env, cfg, as_json: bool) -> list:
     """--image: build the image and read what is in it; an image that does not build is itself the finding."""
     from envqa.app.runner import make_backend
     from envqa.core.sandbox import ImageBuildError
-    from envqa.probes.image_checks import image_findings
+    from envqa.probes.static.image_checks import image_findings
 
     backend = make_backend(cfg)
     try:

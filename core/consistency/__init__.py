@@ -3,7 +3,7 @@
 test.sh through core/parsers/shell.py), what is not the agent's to produce (guards.py), and the comparison
 that names contradictions, unstated requirements and format variants (compare.py).
 
-It lives in core because two roles read it the same way: the static rules (probes/instruction_rules.py)
+It lives in core because two roles read it the same way: the static rules (probes/static/instruction_rules.py)
 report the mismatches and the instruction fixer (agents/fixers/instruction.py) writes the sentences that
 close them, so a rule and its fix never disagree about what a line means.
 """

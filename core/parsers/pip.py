@@ -1,6 +1,6 @@
 """What a pip / python -m pip / uv pip install / uv add command installs, from its parsed words.
 
-Shared by the unpinned-python-dependency rule (probes/static.py) and the pin fixer (agents/fixers/pins.py):
+Shared by the unpinned-python-dependency rule (probes/static/findings.py) and the pin fixer (agents/fixers/pins.py):
 both read pip's arguments the same way, so the fixer pins exactly what the rule reported.
 """
 

@@ -1,7 +1,7 @@
 """The network-error signature registry: the lines programs print when the network was not there (curl's
 `Could not resolve host`, apt's `Temporary failure resolving`, pip's `Failed to establish a new connection`,
 ...). The rows are data, in network_errors.toml next to this module; every phase's attribution reads them
-(probes/inconclusive.py: the verifier; probes/phase_network.py: setup, the oracle, the build).
+(probes/inconclusive.py: the verifier; probes/network/phase.py: setup, the oracle, the build).
 
 `kind` says how much a line proves: `resolver` (no name resolved, no route: never the task's doing),
 `connection` (a connection failed: on loopback, a local server that is not up, which is the task's), `symptom`

@@ -143,7 +143,7 @@ _EXPLOIT_FIXERS = {
     "exploit-leaked-answers": "leaks",
     "exploit-verifier-helper": "helpers",
 }
-# hunt: exploits (probes/exploits.py): one rule per scripted exploit, from the exploit registry
+# hunt: exploits (probes/exploits/probe.py): one rule per scripted exploit, from the exploit registry
 _RULES += [
     Rule(
         e.name,

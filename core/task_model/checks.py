@@ -6,7 +6,7 @@ pytest modules are read with `ast`, test.sh with the bash parser (core/parsers/s
 `if out != "42": pytest.fail()`, `assert Path(p).exists()`; in shell `[ "$(cat /app/out)" = 42 ]`,
 `[[ $x == 42 ]]`, `grep -qx '42' /app/out`, `test -f /app/x`. A check the reader cannot classify (a computed
 expectation, a regex, a tolerance on a computed metric, `diff` against a file) counts as "computed", so the
-rules built on this (probes/verifier_shape_rules.py) stay quiet: we would rather miss than cry wolf.
+rules built on this (probes/static/verifier_shape_rules.py) stay quiet: we would rather miss than cry wolf.
 
 A facet of the test model (core/task_model/tests_reader.py): it reads the files and trees the model holds,
 never the disk.

@@ -4,7 +4,7 @@ it, with the line), the tests mounted at verify time, the solution, or the agent
 The verifier's own files (/tests, mounted only when it runs) cannot be touched by the agent; a file the image
 holds can be read and rewritten by it. So when a verifier compares the agent's work with a file the image
 already holds, or runs a grader that lives in the image, the files alone show a shortcut. The rules over this
-(probes/provenance_rules.py) cite both sides: the verifier's line and the Dockerfile's.
+(probes/static/provenance_rules.py) cite both sides: the verifier's line and the Dockerfile's.
 
 Read from the task model's Dockerfile spans (core/parsers/dockerfile.py) and the build context's files; RUN
 bodies go through the bash parser (core/parsers/shell.py): redirections (`> f`, `>> f`), `tee f`, `cp/mv … f`,

@@ -2,7 +2,7 @@
 
 A verifier that scores a collection record by record and passes above a threshold ("more than 6 of 10 rows
 recovered") tolerates a partial answer: `sum(1 for r in rows if ok(r)) > 6`, `len([...]) >= 7`, a counter
-incremented in a loop, or a ratio of one (`correct / total >= 0.6`). probes/mutation_tolerance.py tells such a
+incremented in a loop, or a ratio of one (`correct / total >= 0.6`). probes/mutation/tolerance.py tells such a
 verifier apart from a weak one; this facet of the test model (core/task_model/tests_reader.py) finds the
 comparisons.
 """

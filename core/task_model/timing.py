@@ -1,6 +1,6 @@
 """Wall-clock timing in the tests: names bound to clock readings or their differences, and each comparison of
 such a duration with a fixed number (`assert time.time() - start < 2.0`). A facet of the test model
-(core/task_model/tests_reader.py); probes/task_rules.py makes `verifier-timing-dependent` of it.
+(core/task_model/tests_reader.py); probes/static/task_rules.py makes `verifier-timing-dependent` of it.
 """
 
 from __future__ import annotations

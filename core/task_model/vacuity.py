@@ -1,6 +1,6 @@
 """What can make a test pass vacuously, per test function (issue 35, item 4): the loops over a directory
 listing, the subprocess calls whose exit status is never read, the hex digests it holds, whether it compares
-two values. A facet of the test model (core/task_model/tests_reader.py); probes/nop_cause_rules.py matches it
+two values. A facet of the test model (core/task_model/tests_reader.py); probes/nop/cause_rules.py matches it
 against what the verifier did on the nop's end state to name why a nop passes.
 """
 

@@ -22,7 +22,7 @@ from envqa.core.registry import ENVIRONMENT_ERRORS, EXPLOIT_SUBTYPES, SHORTCUT_R
 from envqa.core.strace import parse_strace
 from envqa.core.wrap_tools import task_tests_text, wrapped_tools
 from envqa.probes.base import HuntTrial
-from envqa.probes.strace_rules import describe, hidden_reads, strace_evidence, tool_execs, verifier_log_writes
+from envqa.probes.network.strace_rules import describe, hidden_reads, strace_evidence, tool_execs, verifier_log_writes
 
 MODEL_AGENTS = ("solver", "hunter")
 TIME_LIMIT_SHARE = 0.5  # the oracle needing this share of the agent timeout makes a kill the limit's fault

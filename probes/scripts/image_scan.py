@@ -3,7 +3,7 @@
 One script, one walk and one notion of "a file a Debian package installed", three questions:
 
   python3 image_scan.py archives [ROOT]   encrypted files and archives whose name, path or member names point
-        at a solution or expected outputs (probes/image_checks.py: encrypted-solution-in-image).
+        at a solution or expected outputs (probes/static/image_checks.py: encrypted-solution-in-image).
         stdin (optional): a JSON list of {value, origin}, published adapter passwords
         (core/adapter_passwords.toml); each encrypted hit is tried with them (openssl enc, Fernet as
         TheAgentCompany uses it, zip, BrowseComp-style XOR, gpg) and the one that opens it is reported.

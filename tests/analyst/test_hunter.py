@@ -18,7 +18,7 @@ from envqa.core.layout import RunLayout
 from envqa.core.models import Finding
 from envqa.graphs.gate import GateInputs, run_gate
 from envqa.probes.base import ProbeContext
-from envqa.probes.regression_exploits import replay_exploit, replayable_exploits
+from envqa.probes.exploits.regression import replay_exploit, replayable_exploits
 from envqa.store.db import Store
 from providers.scripts import bash, finish
 from qa_testkit import EXAMPLES, run_qa

@@ -10,8 +10,8 @@ import pytest
 from envqa.core.imported import ImportedTrial, TestOutcome
 from envqa.core.models import Outcome
 from envqa.core.readers.transcripts import transcript_steps
-from envqa.probes.cross_trial import TaskTrials, cross_trial_findings
-from envqa.probes.cross_trial_triage import look_first, sibling_shortcuts, worst_first
+from envqa.probes.cross_trial.probe import TaskTrials, cross_trial_findings
+from envqa.probes.cross_trial.triage import look_first, sibling_shortcuts, worst_first
 
 pytestmark = pytest.mark.fast
 

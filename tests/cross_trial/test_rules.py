@@ -1,4 +1,4 @@
-"""The cross-trial rules (probes/cross_trial.py) on trials built by hand, each flaw beside a clean look-alike that
+"""The cross-trial rules (probes/cross_trial/probe.py) on trials built by hand, each flaw beside a clean look-alike that
 must stay quiet: a hard task whose failures spread, a hard task whose core test fails alone with diverging
 values, a fail-to-pass test, a pass that ran the tests but wrote nothing it read."""
 
@@ -8,7 +8,7 @@ import pytest
 
 from envqa.core.imported import ImportedTrial, TestOutcome, TrajectoryStep
 from envqa.core.models import Outcome
-from envqa.probes.cross_trial import TaskTrials, cross_trial_findings, per_test_table
+from envqa.probes.cross_trial.probe import TaskTrials, cross_trial_findings, per_test_table
 
 pytestmark = pytest.mark.fast
 

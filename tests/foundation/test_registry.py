@@ -35,9 +35,9 @@ from envqa.graphs.gate_rules import PROBE_OF, probe_for
 from envqa.probes.analyst.model import AnalystAnswer
 from envqa.probes.analyst.rules import EXPLOIT_SUBTYPES, SHORTCUT_RULES
 from envqa.probes.analyst.taxonomy import MODEL_TAXONOMY, labels_for_outcome
-from envqa.probes.exploits import FIXES
-from envqa.probes.lint import lint_structure
-from envqa.probes.static import static_findings
+from envqa.probes.exploits.probe import FIXES
+from envqa.probes.static.findings import static_findings
+from envqa.probes.static.lint import lint_structure
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -179,7 +179,7 @@ def test_a_finding_of_a_rule_takes_its_facts_from_the_registry():
 
 def test_every_nop_cause_has_its_remedy_in_the_registry():
     """The nop_cause probe names a cause as the nop-passes finding's subtype; the fix for it is the registry's."""
-    from envqa.probes.nop_cause_rules import CAUSES
+    from envqa.probes.nop.cause_rules import CAUSES
 
     assert {cause[0] for cause in CAUSES} == set(RULE_INFO["nop-passes"].remedies)
 

@@ -298,7 +298,7 @@ def test_compose_with_main_only_still_runs(tmp_path):
 
 
 def test_a_multi_step_task_is_linted_step_by_step(tmp_path):
-    from envqa.probes.task_schema import lint_findings
+    from envqa.probes.static.task_schema import lint_findings
 
     root = task(
         tmp_path,

@@ -6,7 +6,7 @@ import pytest
 
 from envqa.app.dataset_models import TaskRow, dataset_exit_code
 from envqa.core.verdicts import VERDICT_EXIT, Verdict, combined_exit, exit_code
-from envqa.probes.cross_trial_report import dataset_exit
+from envqa.probes.cross_trial.report import dataset_exit
 
 pytestmark = pytest.mark.fast
 

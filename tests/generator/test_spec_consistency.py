@@ -2,7 +2,7 @@
 
 Two independent checks: the reviser's required `spec_consistency` verdict (structured output, through the
 local fake provider) and a deterministic comparison of parent and candidate against the spec's words
-(probes/spec_consistency.py). A flagged proposal waits for a human even under `--approval auto` (exit 4).
+(probes/static/spec_consistency.py). A flagged proposal waits for a human even under `--approval auto` (exit 4).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from envqa.app.approval_prompt import spec_conflict_lines
 from envqa.app.slack.blocks import approval_message
 from envqa.core.models import Finding, Label, Proposal, Severity, SpecCheck, SpecConsistency
-from envqa.probes.spec_consistency import check_revision, spec_literals
+from envqa.probes.static.spec_consistency import check_revision, spec_literals
 from envqa.store.db import Store
 from envqa.store.versions import VersionStore
 from qa_testkit import open_report, run_qa, write_files

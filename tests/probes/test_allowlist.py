@@ -77,7 +77,7 @@ def test_allowlist_proxy_lets_through_allowed_hosts_only(docker_backend, docker_
 def test_allowlist_task_passes_through_the_proxy_and_is_declared(probe_ctx, tmp_path, docker_client):
     """The egress probe on an allowlist task: its open run goes through the proxy (allowed host) and passes,
     the cut run fails; the network need is declared, so the finding is only informational."""
-    from envqa.probes.egress import egress_probe
+    from envqa.probes.network.egress import egress_probe
 
     src = EXAMPLES / "network-fetch"
     toml = (
@@ -113,7 +113,7 @@ def test_allowlist_task_passes_through_the_proxy_and_is_declared(probe_ctx, tmp_
 
 
 def test_allowlist_without_the_host_blocks_the_fetch(probe_ctx, tmp_path):
-    from envqa.probes.egress import egress_probe
+    from envqa.probes.network.egress import egress_probe
 
     src = EXAMPLES / "network-fetch"
     toml = (

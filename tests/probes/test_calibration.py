@@ -21,8 +21,8 @@ from envqa.core.models import Finding, Label, Outcome, Severity, TrialResult
 from envqa.core.sandbox import ImageBuildError
 from envqa.probes.base import ProbeContext
 from envqa.probes.inconclusive import build_failure_update, image_map_build_failed, verifier_needs_network
-from envqa.probes.mutation import mutants_of, output_files
-from envqa.probes.mutation_kinds import code_kind, traced_code
+from envqa.probes.mutation.kinds import code_kind, traced_code
+from envqa.probes.mutation.probe import mutants_of, output_files
 from envqa.probes.oracle_state import oracle_state_probe
 from envqa.sandbox.fake import FakeBackend
 from envqa.sandbox.fake_commands import FakeOutput

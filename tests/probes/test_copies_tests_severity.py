@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from envqa.core.environment import load_environment
-from envqa.probes.lint import lint_structure
+from envqa.probes.static.lint import lint_structure
 
 from .conftest import write_env
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from envqa.core.environment import load_environment
-from envqa.probes.drift_rules import drift_findings
-from envqa.probes.static import static_findings
+from envqa.probes.static.drift_rules import drift_findings
+from envqa.probes.static.findings import static_findings
 
 from .conftest import write_env
 

@@ -16,7 +16,7 @@ def _networks(docker_client, run_id):
 
 def test_pass_turns_into_fail_with_egress_blocked(probe_ctx, docker_client):
     """Must-show: the oracle fetches its answer from the fake internet; with network none it fails."""
-    from envqa.probes.egress import egress_probe
+    from envqa.probes.network.egress import egress_probe
 
     ctx = probe_ctx(EXAMPLES / "network-fetch", run_id="egress-test", fake_internet_dir=FAKE, fake_internet_hosts=HOSTS)
     findings = egress_probe(ctx)
@@ -38,7 +38,7 @@ def test_pass_turns_into_fail_with_egress_blocked(probe_ctx, docker_client):
 
 
 def test_declared_network_need_is_only_noted(probe_ctx, tmp_path):
-    from envqa.probes.egress import egress_probe
+    from envqa.probes.network.egress import egress_probe
 
     src = EXAMPLES / "network-fetch"
     env = write_env(
@@ -60,7 +60,7 @@ def test_declared_network_need_is_only_noted(probe_ctx, tmp_path):
 
 
 def test_offline_pass_needs_no_egress_rerun(probe_ctx):
-    from envqa.probes.egress import egress_probe
+    from envqa.probes.network.egress import egress_probe
 
     ctx = probe_ctx(
         EXAMPLES / "clean-wordfreq", run_id="egress-offline", fake_internet_dir=FAKE, fake_internet_hosts=HOSTS

@@ -23,7 +23,7 @@ def _vault(tmp_path, password: str):
 
 
 def test_encrypted_answer_with_the_task_name_as_password_is_replayed(probe_ctx, tmp_path):
-    from envqa.probes.exploits import exploits_probe
+    from envqa.probes.exploits.probe import exploits_probe
 
     env = _vault(tmp_path, "vault-task")
     ctx = probe_ctx(env, run_id="encrypted-leak", exploits=["exploit-leaked-answers"])
@@ -35,7 +35,7 @@ def test_encrypted_answer_with_the_task_name_as_password_is_replayed(probe_ctx, 
 
 
 def test_a_real_password_keeps_the_answer_sealed(probe_ctx, tmp_path):
-    from envqa.probes.exploits import exploits_probe
+    from envqa.probes.exploits.probe import exploits_probe
 
     ctx = probe_ctx(
         _vault(tmp_path, "k7#Qz!v9-not-obvious"), run_id="encrypted-sealed", exploits=["exploit-leaked-answers"]
@@ -46,7 +46,7 @@ def test_a_real_password_keeps_the_answer_sealed(probe_ctx, tmp_path):
 def test_a_published_adapter_password_opens_the_example_and_the_finding_names_its_source(docker_backend, qa_config):
     """examples/adapter-default-password: a Fernet token keyed the way TheAgentCompany keys its evaluators."""
     from envqa.core.environment import load_environment
-    from envqa.probes.image_checks import image_findings
+    from envqa.probes.static.image_checks import image_findings
 
     from .conftest import EXAMPLES
 
@@ -60,7 +60,7 @@ def test_a_published_adapter_password_opens_the_example_and_the_finding_names_it
 
 
 def test_the_leaked_answers_exploit_tries_the_published_passwords_and_says_whose(probe_ctx, tmp_path):
-    from envqa.probes.exploits import exploits_probe
+    from envqa.probes.exploits.probe import exploits_probe
 
     ctx = probe_ctx(
         _vault(tmp_path, "theagentcompany is all you need"),

@@ -16,7 +16,7 @@ from envqa.agents.fixers import mechanical_fix
 from envqa.core.environment import load_environment
 from envqa.core.models import Outcome
 from envqa.core.parsers.shell import parse_script
-from envqa.probes.exploits import exploits_probe
+from envqa.probes.exploits.probe import exploits_probe
 from envqa.probes.oracle_state import oracle_state_probe
 
 from .conftest import REPO

@@ -10,7 +10,7 @@ from envqa.core.consistency.claims import read_instruction
 from envqa.core.consistency.requirements import python_requirements
 from envqa.core.consistency.shell_requirements import shell_requirements
 from envqa.core.environment import load_environment
-from envqa.probes.instruction_rules import instruction_findings
+from envqa.probes.static.instruction_rules import instruction_findings
 
 from .conftest import EXAMPLES, REPO, expected, write_env
 

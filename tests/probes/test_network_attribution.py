@@ -25,7 +25,7 @@ from envqa.core.registry.network_errors import (
 )
 from envqa.core.sandbox import ImageBuildError
 from envqa.probes.inconclusive import build_failure_update, image_map_build_failed, validation_update
-from envqa.probes.phase_network import build_needs_network, phase_needs_network
+from envqa.probes.network.phase import build_needs_network, phase_needs_network
 from tests.probes.conftest import write_env
 
 pytestmark = pytest.mark.fast

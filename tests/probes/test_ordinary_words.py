@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from envqa.core.environment import load_environment
-from envqa.probes.instruction_rules import instruction_findings
+from envqa.probes.static.instruction_rules import instruction_findings
 
 from .conftest import write_env
 

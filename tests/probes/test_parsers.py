@@ -8,8 +8,8 @@ import pytest
 from envqa.core.environment import load_environment
 from envqa.core.parsers.dockerfile import parse_dockerfile
 from envqa.core.parsers.shell import parse_script
-from envqa.probes.image_checks import verifier_commands
-from envqa.probes.static import static_findings
+from envqa.probes.static.findings import static_findings
+from envqa.probes.static.image_checks import verifier_commands
 
 from .conftest import write_env
 

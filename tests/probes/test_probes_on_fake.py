@@ -18,7 +18,7 @@ from envqa.core.environment import load_environment
 from envqa.core.layout import RunLayout
 from envqa.core.models import Outcome, TrialSpec
 from envqa.probes.base import ProbeContext
-from envqa.probes.exploits import exploits_probe
+from envqa.probes.exploits.probe import exploits_probe
 from envqa.probes.flakiness import oracle_runs_probe
 from envqa.probes.oracle_state import oracle_state_probe
 from envqa.sandbox.fake import FakeBackend

@@ -1,4 +1,4 @@
-"""Provenance (core/task_model/provenance.py) and the static rules over it (probes/provenance_rules.py): each
+"""Provenance (core/task_model/provenance.py) and the static rules over it (probes/static/provenance_rules.py): each
 flaw shape with a clean look-alike that must stay quiet. Files only, no Docker (the examples cover `qa run`)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pytest
 
 from envqa.core.environment import load_environment
 from envqa.core.task_model import model_of
-from envqa.probes.provenance_rules import provenance_findings
-from envqa.probes.static import proven_over_suspected, static_findings
+from envqa.probes.static.findings import proven_over_suspected, static_findings
+from envqa.probes.static.provenance_rules import provenance_findings
 
 from .conftest import write_env
 

@@ -8,9 +8,9 @@ import pytest
 
 from envqa.core.consistency.verifier_writes import templated, verifier_writes
 from envqa.core.environment import load_environment
-from envqa.probes.instruction_rules import instruction_findings
-from envqa.probes.metadata_rules import estimate_rules
-from envqa.probes.static import pin_rules
+from envqa.probes.static.findings import pin_rules
+from envqa.probes.static.instruction_rules import instruction_findings
+from envqa.probes.static.metadata_rules import estimate_rules
 
 from .conftest import write_env
 
@@ -133,8 +133,8 @@ def test_an_unpinned_install_in_a_prebuilt_image_is_info_in_test_sh_a_warning(tm
 
 
 # The instruction read against the tests: a strict threshold, an exact listing, a signature, a scratch path.
-from envqa.probes.instruction_signatures import signature_findings  # noqa: E402
-from envqa.probes.instruction_test_bounds import bound_findings  # noqa: E402
+from envqa.probes.static.instruction_signatures import signature_findings  # noqa: E402
+from envqa.probes.static.instruction_test_bounds import bound_findings  # noqa: E402
 
 
 def bounds_of(tmp_path, instruction: str, test_py: str) -> list[tuple[str, list[str]]]:
@@ -254,7 +254,7 @@ def test_a_scratch_path_the_oracle_chose_and_the_instruction_never_names(tmp_pat
     assert all("/tmp/vm-monitor.sock" in f.message and len(f.evidence) == 2 for f in found)
 
 
-from envqa.probes.instruction_preserve import preserve_findings  # noqa: E402
+from envqa.probes.static.instruction_preserve import preserve_findings  # noqa: E402
 
 NORMALISING_TEST = (
     "from pathlib import Path\nfrom bs4 import BeautifulSoup\n\ndef test_clean_page_unchanged():\n"

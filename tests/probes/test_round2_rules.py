@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from envqa.core.environment import load_environment
-from envqa.probes.static import static_findings
+from envqa.probes.static.findings import static_findings
 
 from .conftest import BASE_FILES, EXAMPLES, REPO, write_env
 
@@ -246,7 +246,7 @@ def test_a_computed_expectation_or_a_regex_is_not_literal_only(tmp_path):
 )
 def test_what_counts_as_a_permission_guard(line, effect):
     from envqa.core.parsers.shell import parse_script
-    from envqa.probes.guard_rules import guard_of
+    from envqa.probes.static.guard_rules import guard_of
 
     got = guard_of(parse_script(line)[0])
     assert (got[0] if got else None) == effect

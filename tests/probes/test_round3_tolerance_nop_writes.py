@@ -1,9 +1,9 @@
 """Issue 35, items 2, 4 and 5: the pure logic, flaw and look-alike side by side (the fast tier).
 
 - tolerance: thresholds read from the tests' AST, and the per-file verdict pattern, told apart from a weak
-  verifier (probes/mutation_tolerance.py, probes/mutation.py's mutants);
+  verifier (probes/mutation/tolerance.py, probes/mutation/probe.py's mutants);
 - why the nop passes: pytest's JUnit report, the tests' shapes and the cause they agree on with the facts
-  (probes/nop_cause_rules.py), and the state reducer that lets the explained finding supersede validation's;
+  (probes/nop/cause_rules.py), and the state reducer that lets the explained finding supersede validation's;
 - a verifier that writes what it checks: container snapshots, trace parsing and the overlap
   (probes/verifier_writes.py, core/strace.py).
 The Docker side (the probes on real containers) is the detection table's: examples/tolerant-row-recovery,
@@ -21,9 +21,9 @@ from envqa.core.strace import path_uses
 from envqa.core.task_model.thresholds import thresholds_in
 from envqa.core.task_model.vacuity import shapes_of_tests
 from envqa.graphs.loop_state import fresh, per_version_findings
-from envqa.probes.mutation import mutants_of
-from envqa.probes.mutation_tolerance import FileVerdicts, every_record_changed
-from envqa.probes.nop_cause_rules import NopFacts, explain, junit_results
+from envqa.probes.mutation.probe import mutants_of
+from envqa.probes.mutation.tolerance import FileVerdicts, every_record_changed
+from envqa.probes.nop.cause_rules import NopFacts, explain, junit_results
 from envqa.probes.verifier_writes import checked_overlap, written_between
 
 from .conftest import EXAMPLES
@@ -384,7 +384,7 @@ def test_without_a_threshold_in_the_code_the_same_verdicts_stay_a_weak_verifier(
 
 
 def test_the_nop_cause_probe_runs_only_when_the_nop_passes_and_says_why_it_could_not_trace(tmp_path, qa_config):
-    from envqa.probes.nop_cause import nop_cause_probe
+    from envqa.probes.nop.cause import nop_cause_probe
 
     from .test_probes_on_fake import _validate
 

@@ -43,7 +43,7 @@ def test_exploit_trace_proves_agent_phase_write_under_logs_verifier(probe_ctx):
     """Must-show: the reward-tamper exploit, run as a real trial under host strace."""
     from envqa.agents import exploits  # noqa: F401  (registers the exploit agents)
     from envqa.agents.catalog import create_agent
-    from envqa.probes.strace_rules import verifier_log_writes
+    from envqa.probes.network.strace_rules import verifier_log_writes
 
     ctx = probe_ctx(EXAMPLES / "reward-tamper")
     trial = ctx.trial(create_agent("exploit-reward-tamper"), purpose="hunt-exploit", trace=True)
@@ -60,7 +60,7 @@ def test_exploit_trace_proves_agent_phase_write_under_logs_verifier(probe_ctx):
 
 
 def test_oracle_trace_has_no_agent_phase_verifier_writes(probe_ctx):
-    from envqa.probes.strace_rules import pass_findings, verifier_log_writes
+    from envqa.probes.network.strace_rules import pass_findings, verifier_log_writes
 
     ctx = probe_ctx(EXAMPLES / "clean-wordfreq")
     trial = ctx.trial("oracle", purpose="hunt-oracle-state", trace=True)
@@ -77,7 +77,7 @@ def test_finding_evidence_keeps_only_relevant_connects():
     from envqa.core.models import Outcome, TrialResult
     from envqa.core.strace import StraceEvent
     from envqa.probes.base import HuntTrial
-    from envqa.probes.strace_rules import strace_evidence
+    from envqa.probes.network.strace_rules import strace_evidence
 
     trial = HuntTrial(
         result=TrialResult(trial_id="t", run_id="r", env_version="v", agent="x", outcome=Outcome.PASS),

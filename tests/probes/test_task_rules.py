@@ -7,7 +7,7 @@ import json
 import pytest
 
 from envqa.core.environment import load_environment
-from envqa.probes.static import static_findings
+from envqa.probes.static.findings import static_findings
 
 from .conftest import EXAMPLES, expected, run_qa, write_env
 

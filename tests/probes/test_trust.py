@@ -62,7 +62,7 @@ def test_conftest_plant_survives_a_collection_error(probe_ctx):
     """examples/conftest-plant-import-error: the test module does `import solution` at top; the plant (a stub
     module at the instruction's path plus the force-pass conftest in the dirs test.sh runs pytest from) earns
     reward, and the plugin was loaded."""
-    from envqa.probes.exploits import exploits_probe
+    from envqa.probes.exploits.probe import exploits_probe
 
     ctx = probe_ctx(EXAMPLES / "conftest-plant-import-error", exploits=["exploit-workspace-conftest"])
     [f] = exploits_probe(ctx)
@@ -74,7 +74,7 @@ def test_conftest_plant_survives_a_collection_error(probe_ctx):
 def test_a_pass_the_plant_played_no_part_in_is_no_conftest_finding(probe_ctx, tmp_path):
     """A verifier that only imports the module (no pytest): the stub alone passes it, the planted conftest is
     never loaded, so the pass is not credited to a conftest hole."""
-    from envqa.probes.exploits import exploits_probe
+    from envqa.probes.exploits.probe import exploits_probe
 
     env_dir = write_env(
         tmp_path / "env",

@@ -1,4 +1,4 @@
-"""The variation probe's pure logic (probes/variation_kinds.py): which variations an output gets, what an
+"""The variation probe's pure logic (probes/variation/kinds.py): which variations an output gets, what an
 instruction forbids, which build commands it shows, and which lines of a verifier's output name the failure.
 
 Instructions here are shaped like published ones: Terminal-Bench 2's polyglot-c-py and polyglot-rust-c (a
@@ -17,7 +17,7 @@ from envqa.core.models import Finding, Label, Severity
 from envqa.core.registry import RULE_INFO
 from envqa.graphs.decide import revision_request
 from envqa.graphs.gate_rules import probe_for
-from envqa.probes.variation_kinds import (
+from envqa.probes.variation.kinds import (
     build_commands,
     failing_lines,
     forbidden,

@@ -1,4 +1,4 @@
-"""The variation probe on real Docker (probes/variation.py): right answers the verifier must accept.
+"""The variation probe on real Docker (probes/variation/probe.py): right answers the verifier must accept.
 
 One module-scoped pass runs the oracle end state probe (reruns, mutation and strace off, so only variations
 cost verifier runs) on four tasks, and the gate on two candidates; the tests only read what it recorded:

@@ -1,4 +1,4 @@
-"""probes/verifier_broken.py on each shape of a verifier that cannot work, and on the look-alikes that must stay
+"""probes/static/verifier_broken.py on each shape of a verifier that cannot work, and on the look-alikes that must stay
 quiet (issue 44 item 3). Each task is examples/clean-wordfreq (or tb1-clean) with one or two files changed."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from envqa.core.environment import load_environment
-from envqa.probes.task_schema import lint_findings
-from envqa.probes.verifier_broken import verifier_broken_findings
+from envqa.probes.static.task_schema import lint_findings
+from envqa.probes.static.verifier_broken import verifier_broken_findings
 from qa_testkit import REPO
 
 pytestmark = pytest.mark.fast

@@ -100,7 +100,7 @@ def test_a_failing_oracle_is_said_first_and_no_mechanical_fix_is_proposed(name, 
 
 def test_an_unpinned_pip_install_is_pinned_to_the_image_version_and_passes_the_gate(tmp_path, docker_backend):
     from envqa.core.environment import load_environment
-    from envqa.probes.static import static_findings
+    from envqa.probes.static.findings import static_findings
     from tests.reviser.conftest import write_task
 
     task = write_task(

@@ -7,7 +7,7 @@ import pytest
 
 from envqa.agents.fixers import mechanical_fix
 from envqa.core.environment import load_environment
-from envqa.probes.lint import lint_structure
+from envqa.probes.static.lint import lint_structure
 from tests.reviser.conftest import write_task
 from tests.reviser.test_fixers import finding
 

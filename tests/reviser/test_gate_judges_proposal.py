@@ -7,8 +7,8 @@ from __future__ import annotations
 from envqa.core.environment import load_environment
 from envqa.core.models import Finding, Label, Severity
 from envqa.graphs.gate import ORACLE_NOTICE, GateInputs, feedback, run_gate
-from envqa.probes.lint import lint_structure
-from envqa.probes.static import static_findings
+from envqa.probes.static.findings import static_findings
+from envqa.probes.static.lint import lint_structure
 from tests.reviser.conftest import write_task
 from tests.reviser.kit import fast_config, run_deps
 

@@ -17,8 +17,8 @@ from envqa.core.environment import load_environment
 from envqa.core.models import Finding, Proposal
 from envqa.core.registry import get_rule
 from envqa.core.task_config import VerifierEnvironmentMode
-from envqa.probes.lint import lint_structure
-from envqa.probes.static import static_findings
+from envqa.probes.static.findings import static_findings
+from envqa.probes.static.lint import lint_structure
 from qa_testkit import EXAMPLES
 from tests.reviser.conftest import write_task
 

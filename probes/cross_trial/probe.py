@@ -2,7 +2,7 @@
 
 The input is every trial of one task in the format-neutral shape (core/imported.py): trials imported from
 Harbor jobs and `tb run` folders, and qa's own solver trials read into the same shape
-(probes/cross_trial_qa.py). The rules:
+(probes/cross_trial/qa.py). The rules:
 - `test-fails-alone`: one test accounts for most failures of agents that passed every other test, across at
   least two agents. An error only with evidence in the failure text (converging values, or a literal the
   instruction words differently); else a warning to review, since a genuinely hard task's core test also
@@ -10,7 +10,7 @@ Harbor jobs and `tb run` folders, and qa's own solver trials read into the same 
 - `converging-wrong-answers`: failed trials of at least two different models end with the same wrong value
   on the same test.
 - `copied-verifier-values` / `trajectory-tampers-verifier`: a passing trajectory copied values out of the
-  verifier's output, or wrote the verifier's files (probes/cross_trial_steps.py), with step ids.
+  verifier's output, or wrote the verifier's files (probes/cross_trial/steps.py), with step ids.
 - `outlier-pass`: one agent passes what every other agent of the pool fails (info: review this pass).
 - `agent-never-ran`: a harness problem, never in a pass rate (info).
 Each finding cites its trials (`trial_ids`) and quotes the tests and steps it rests on (`evidence`).
@@ -31,9 +31,9 @@ from envqa.core.defaults import (
 )
 from envqa.core.imported import ImportedTrial
 from envqa.core.models import Finding, Outcome, Severity
-from envqa.probes.cross_trial_missing import verifier_wants_missing_file
-from envqa.probes.cross_trial_steps import copied_values, looked_at_tests, tampering
-from envqa.probes.cross_trial_text import Difference, at_threshold, difference, differently_worded, failure_subject
+from envqa.probes.cross_trial.missing import verifier_wants_missing_file
+from envqa.probes.cross_trial.steps import copied_values, looked_at_tests, tampering
+from envqa.probes.cross_trial.text import Difference, at_threshold, difference, differently_worded, failure_subject
 
 EMPTY_AGENTS = frozenset({"nop"})  # an agent that does nothing: what it fails is the task's fail-to-pass set
 NOT_POOL = EMPTY_AGENTS | {"oracle"}  # the reference solution and the empty agent are not in the pool

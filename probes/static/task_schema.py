@@ -9,17 +9,17 @@
                            template ships it): every trial ends without a reward, a verifier error.
 
 `qa run` shows unknown keys as warnings (stderr, `--json` `warnings`) and, through the static probe
-(probes/task_rules.py `task_findings`), as the same info finding; it refuses the other two before anything runs.
+(probes/static/task_rules.py `task_findings`), as the same info finding; it refuses the other two before anything runs.
 """
 
 from __future__ import annotations
 
 from envqa.core.environment import Environment
 from envqa.core.models import Finding
-from envqa.probes.lint import lint_structure
-from envqa.probes.static import static_findings
-from envqa.probes.task_files import rel, script_commands, test_script
-from envqa.probes.task_rules import unknown_key_findings
+from envqa.probes.static.findings import static_findings
+from envqa.probes.static.lint import lint_structure
+from envqa.probes.static.task_files import rel, script_commands, test_script
+from envqa.probes.static.task_rules import unknown_key_findings
 
 
 def _instruction_findings(env: Environment) -> list[Finding]:

@@ -3,7 +3,7 @@
 Under `set -e` (errexit) a failing command that is not tested (not in an `if`, `&&`, `||` or `!`) ends the
 script at once. When the test command is such a command and the failure reward (0) is written only after it,
 a failing test ends test.sh before any reward is written: the reward file the agent left behind (or none)
-decides the trial. A case of reward-not-written-on-failure (probes/static.py), on the same commands.
+decides the trial. A case of reward-not-written-on-failure (probes/static/findings.py), on the same commands.
 
 Look-alikes that stay quiet: 0 written before the tests run; the test command in an `if` or with `|| …`;
 `set +e` before it; a pipeline into `tee` (its status is tee's unless `pipefail` is set).

@@ -89,7 +89,7 @@ def _hosts(lines: list[str], scripts: list[Path]) -> list[str]:
 
 
 def judged_by_egress(config: QAConfig, hosts: list[str]) -> bool:
-    """qa has an open network for these hosts: the egress probe reruns the oracle there (probes/egress.py)."""
+    """qa has an open network for these hosts: the egress probe reruns the oracle there (probes/network/egress.py)."""
     s = config.probes
     served = {h.lower() for h in s.fake_internet_hosts}
     return bool(s.egress_network) or (bool(s.fake_internet_dir) and bool(served & set(hosts)))

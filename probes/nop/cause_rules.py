@@ -1,7 +1,7 @@
 """Why the nop passes (issue 35, item 4): the cause, named from the verifier's own behaviour on the nop's end state.
 
 `nop-passes` says that an agent doing nothing earns reward; a fixer or a person can act only on why. The
-probe (probes/nop_cause.py) reruns the verifier on the nop's end state under a path trace, with pytest's
+probe (probes/nop/cause.py) reruns the verifier on the nop's end state under a path trace, with pytest's
 per-test report, and gathers facts about that state (`NopFacts`). This module holds the pure part: the shape
 of each test function, read from the test model (core/task_model/vacuity.py), and the cause a passing test and the facts
 agree on (`explain`). Four causes, as `nop-passes` subtypes:

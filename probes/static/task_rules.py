@@ -6,7 +6,7 @@ task-timeout-missing        (info) no [agent] or [verifier] timeout_sec: Harbor'
 task-timeout-implausible    (warning) a timeout too short to do anything or longer than a day.
 verifier-timing-dependent   (warning) the tests compare a measured wall-clock duration with a fixed
                             threshold: the verdict then depends on the machine's load, not the work.
-task-config-unknown-key     (info) a task.toml key the schema does not know (probes/task_schema.py says
+task-config-unknown-key     (info) a task.toml key the schema does not know (probes/static/task_schema.py says
                             more); here so that `qa run`'s static probe reports it as `qa lint` does.
 """
 

@@ -190,7 +190,7 @@ def listing_findings(env: Environment) -> list[Finding]:
 
 
 def bound_findings(env: Environment) -> list[Finding]:
-    """Both rules above; static_findings (probes/static.py) calls it."""
+    """Both rules above; static_findings (probes/static/findings.py) calls it."""
     if not env.instruction.strip() or not env.tests:
         return []
     return threshold_findings(env) + listing_findings(env)

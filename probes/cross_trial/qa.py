@@ -18,7 +18,7 @@ from envqa.core.models import Finding, TrialResult
 from envqa.core.parsers.shell import parse_script
 from envqa.core.readers.common import pytest_summary, read_text
 from envqa.probes.analyst.trace_view import load_trajectory
-from envqa.probes.cross_trial import TaskTrials, cross_trial_findings
+from envqa.probes.cross_trial.probe import TaskTrials, cross_trial_findings
 
 AGENTS = ("solver", "oracle", "nop")  # the trials whose outcomes are about the task (not probes, not exploits)
 CTRF_STATUS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "pending": "skipped", "other": "error"}

@@ -1,6 +1,6 @@
 """What the variation probe may change in the oracle's end state, decided from files and the instruction alone.
 
-Variations are right answers the verifier must accept (the dual of mutants, probes/mutation_kinds.py):
+Variations are right answers the verifier must accept (the dual of mutants, probes/mutation/kinds.py):
   - an unrelated file beside each output file the oracle created (`EXTRA_NAME`);
   - a trailing newline added to a text output that has none, or removed from a one-line text output;
   - a JSON output (or JSON Lines) with the keys of every object in reverse order, formatted as before;
@@ -25,7 +25,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from envqa.core.defaults import VARIATION_MAX_BUILD_COMMANDS as MAX_BUILD_COMMANDS
-from envqa.probes.mutation_kinds import stated_in
+from envqa.probes.mutation.kinds import stated_in
 
 EXTRA_NAME = "envqa-unrelated-note"
 EXTRA_TEXT = b"An unrelated file placed by envqa's variation probe; a verifier should not care about it.\n"

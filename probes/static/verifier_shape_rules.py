@@ -34,8 +34,8 @@ from envqa.core.models import Finding, Severity
 from envqa.core.parsers.dockerfile import parse_dockerfile
 from envqa.core.task_model import tests_of
 from envqa.core.task_model.checks import GENERIC, Shape
-from envqa.probes.image_checks import MIN_LITERAL
-from envqa.probes.task_files import rel as _rel
+from envqa.probes.static.image_checks import MIN_LITERAL
+from envqa.probes.static.task_files import rel as _rel
 
 
 def _agent_files(env: Environment) -> list[Path]:

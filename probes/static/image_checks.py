@@ -28,7 +28,7 @@ log = structlog.get_logger(__name__)
 
 MIN_LITERAL = 12
 # The image scans (archives, literals and commands, copies): one script, run with python3 -c in the image.
-IMAGE_SCAN = read_script(__package__, "scripts/image_scan.py")
+IMAGE_SCAN = read_script("envqa.probes", "scripts/image_scan.py")
 
 RUNNERS = {"bash", "sh", "python", "python3", "source", ".", "exec", "perl", "node", "env", "sudo", "timeout", "!"}
 HARNESS_TOOLS = re.compile(r"^(py\.?test(-3)?|python[\d.]*|pip[\d.]*|bash|sh|uvx?|node|npm|npx)$")

@@ -4,7 +4,7 @@ Validation says `nop-passes`; this probe says why. One more nop trial keeps its 
 runs again under a path trace (core/strace.py PATH_SYSCALLS: what it listed, read, ran) with pytest's JUnit
 report switched on through PYTEST_ADDOPTS (per-test pass/fail, whatever flags test.sh passes). The facts of
 that state (listed directories' entry counts, programs it failed to run, digests of the files it read that the
-nop left as the image ships them) and the tests' AST name the cause (probes/nop_cause_rules.py). The finding is
+nop left as the image ships them) and the tests' AST name the cause (probes/nop/cause_rules.py). The finding is
 `nop-passes` again, now with the cause as its subtype and the evidence: it supersedes validation's unexplained
 one (graphs/loop_state.py). Nothing is reported when no cause is shown (a reward-writing flaw, say, is its own
 rule's to report).
@@ -38,7 +38,7 @@ from envqa.core.strace import PATH_SYSCALLS, PathUse, path_uses
 from envqa.core.task_config import VerifierEnvironmentMode
 from envqa.core.task_model import tests_of
 from envqa.probes.base import ProbeContext, register_probe
-from envqa.probes.nop_cause_rules import NopFacts, explain, junit_results
+from envqa.probes.nop.cause_rules import NopFacts, explain, junit_results
 
 log = structlog.get_logger(__name__)
 

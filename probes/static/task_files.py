@@ -1,7 +1,7 @@
 """Where a task's files are, for the file rules: a path as the task names it, the verifier's script.
 
-Its own module so that the static rules (probes/static.py), the task rules (probes/task_rules.py) and the
-image rules (probes/image_checks.py) share it without importing each other in a circle.
+Its own module so that the static rules (probes/static/findings.py), the task rules (probes/static/task_rules.py) and the
+image rules (probes/static/image_checks.py) share it without importing each other in a circle.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
                                against: `sha256sum -c`) from a file the task's Dockerfile puts in the agent's
                                image: the agent can read it, or rewrite it to match anything. Cites the
                                verifier's line and the Dockerfile's.
-  verifier-runs-image-file     (warning from the files; error with --image, probes/image_checks.py) test.sh
+  verifier-runs-image-file     (warning from the files; error with --image, probes/static/image_checks.py) test.sh
                                runs a grader the Dockerfile copies or writes into the image.
   plantable-test-runner        (warning) pytest runs test files from a folder the agent owns (a copy out of
                                /tests) without --noconftest: a conftest.py planted there turns failures into
@@ -232,7 +232,7 @@ def plantable_runner_findings(env: Environment) -> list[Finding]:
 
 
 def provenance_findings(env: Environment) -> list[Finding]:
-    """Every rule over the provenance model (probes/static.py's static_findings calls this). In separate-verifier
+    """Every rule over the provenance model (probes/static/findings.py's static_findings calls this). In separate-verifier
     mode the verifier runs in a fresh container that holds only the agent's artifacts: none of this applies."""
     if env.config.verifier_mode() == VerifierEnvironmentMode.SEPARATE:
         return []

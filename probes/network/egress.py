@@ -16,7 +16,7 @@ from envqa.core.environment import Environment
 from envqa.core.models import Finding, Severity
 from envqa.core.task_config import NetworkMode
 from envqa.probes.base import ProbeContext, register_probe
-from envqa.probes.strace_rules import describe
+from envqa.probes.network.strace_rules import describe
 
 
 def allows_network(env: Environment) -> bool:

@@ -1,6 +1,6 @@
 """Metadata realism: values that are there but say nothing (placeholders) or cannot be true (time estimates).
 
-`task-metadata-missing` (probes/task_rules.py) reports metadata that is absent; these rules report metadata
+`task-metadata-missing` (probes/static/task_rules.py) reports metadata that is absent; these rules report metadata
 that is present but was never filled in, so the two never report the same key:
 
   task-metadata-placeholder        (info) a template or placeholder value: category "TODO", tags ["tag1"],

@@ -14,7 +14,7 @@ from envqa.core.imported import ImportedTrial
 from envqa.core.models import Finding, Outcome, Severity
 from envqa.core.stats import band_of_point, summarize
 from envqa.core.verdicts import combined_exit, exit_code
-from envqa.probes.cross_trial import NOT_POOL, TaskTrials, cross_trial_findings, per_test_table
+from envqa.probes.cross_trial.probe import NOT_POOL, TaskTrials, cross_trial_findings, per_test_table
 
 
 def agent_rates(

@@ -9,7 +9,7 @@ Rules (ids are stable; each finding carries file:line, why it matters and a fix)
   compose-writable-bind-mount     a host directory is mounted writable (or from outside the task)
   root-agent (opt-in)             the agent runs as root
   unpinned-base-image (opt-in)    FROM without a tag or with :latest
-  (and probes/verifier_broken.py: a verifier or reference solution that cannot work)
+  (and probes/static/verifier_broken.py: a verifier or reference solution that cannot work)
 
 Shell text (test.sh, every RUN) goes through core/parsers/shell.py (bashlex) and Dockerfiles through
 core/parsers/dockerfile.py (dockerfile-parse): commands, not whitespace-split lines, so `|| true`,
@@ -31,21 +31,21 @@ from envqa.core.parsers.pip import pip_args, unpinned_packages
 from envqa.core.parsers.shell import Command
 from envqa.core.task_config import NetworkMode
 from envqa.probes.base import ProbeContext, register_probe
-from envqa.probes.drift_rules import drift_findings
-from envqa.probes.guard_rules import permission_guard_rules
-from envqa.probes.image_checks import image_findings
-from envqa.probes.instruction_preserve import preserve_findings
-from envqa.probes.instruction_rules import instruction_findings
-from envqa.probes.instruction_signatures import signature_findings
-from envqa.probes.instruction_test_bounds import bound_findings
-from envqa.probes.metadata_rules import metadata_realism_findings
-from envqa.probes.provenance_rules import provenance_findings
-from envqa.probes.reward_flow import aborts_before_failure_reward
-from envqa.probes.task_files import rel as _rel
-from envqa.probes.task_files import script_commands, test_script
-from envqa.probes.task_rules import task_findings
-from envqa.probes.verifier_broken import verifier_broken_findings
-from envqa.probes.verifier_shape_rules import verifier_shape_findings
+from envqa.probes.static.drift_rules import drift_findings
+from envqa.probes.static.guard_rules import permission_guard_rules
+from envqa.probes.static.image_checks import image_findings
+from envqa.probes.static.instruction_preserve import preserve_findings
+from envqa.probes.static.instruction_rules import instruction_findings
+from envqa.probes.static.instruction_signatures import signature_findings
+from envqa.probes.static.instruction_test_bounds import bound_findings
+from envqa.probes.static.metadata_rules import metadata_realism_findings
+from envqa.probes.static.provenance_rules import provenance_findings
+from envqa.probes.static.reward_flow import aborts_before_failure_reward
+from envqa.probes.static.task_files import rel as _rel
+from envqa.probes.static.task_files import script_commands, test_script
+from envqa.probes.static.task_rules import task_findings
+from envqa.probes.static.verifier_broken import verifier_broken_findings
+from envqa.probes.static.verifier_shape_rules import verifier_shape_findings
 
 REWARD_FILE = re.compile(r"reward\.(txt|json)$")
 SUCCESS = re.compile(r"""^(1|1\.0+|\{\s*"reward"\s*:\s*1(\.0+)?\s*\})$""")

@@ -29,7 +29,7 @@ from envqa.core.models import Finding
 from envqa.core.parsers.shell import Command, parse_script
 from envqa.core.task_model import tests_of
 from envqa.core.task_model.files import TestFile
-from envqa.probes.task_files import rel, script_commands, test_script
+from envqa.probes.static.task_files import rel, script_commands, test_script
 
 TEST_DIR_VAR = re.compile(r"\$\{TEST_DIR(?::?-[^}]*)?\}|\$TEST_DIR\b")
 SHELLS = {"bash", "sh", "zsh", "dash", "source", "."}

@@ -1,8 +1,8 @@
 """Variations the verifier must accept: the dual of mutation testing, on the same kept oracle end state.
 
-Mutants are wrong answers a verifier must reject (probes/mutation.py); variations are right answers it must
+Mutants are wrong answers a verifier must reject (probes/mutation/probe.py); variations are right answers it must
 accept. On the passing oracle's kept container (probes/oracle_state.py) the end state is changed in ways the
-instruction does not forbid (probes/variation_kinds.py: an unrelated file beside each output the oracle
+instruction does not forbid (probes/variation/kinds.py: an unrelated file beside each output the oracle
 created, a trailing newline toggled on a text output, JSON keys reordered, the build products of the
 instruction's own commands) and the verifier is run again. A verifier that now fails rejects good work:
 `verifier-rejects-allowed-variation` (brittleness), with the variation and the failing test line.
@@ -48,9 +48,9 @@ from envqa.core.defaults import (
 from envqa.core.models import Finding, TrialResult
 from envqa.core.sandbox import Sandbox, SandboxError
 from envqa.probes.flakiness import verdict_on_state
-from envqa.probes.mutation import IGNORED_PREFIXES, MAX_BYTES
-from envqa.probes.mutation_kinds import PACKAGE_PARTS, SYSTEM_PREFIXES, code_kind, stated_in, traced_code
-from envqa.probes.variation_kinds import (
+from envqa.probes.mutation.kinds import PACKAGE_PARTS, SYSTEM_PREFIXES, code_kind, stated_in, traced_code
+from envqa.probes.mutation.probe import IGNORED_PREFIXES, MAX_BYTES
+from envqa.probes.variation.kinds import (
     EXTRA_NAME,
     EXTRA_TEXT,
     BuildCommand,

@@ -22,7 +22,7 @@ from envqa.core.defaults import COPIED_BLOCK_MIN_CHARS as MIN_BLOCK_CHARS
 from envqa.core.defaults import COPIED_BLOCK_MIN_LINES as MIN_BLOCK_LINES
 from envqa.core.imported import TrajectoryStep
 from envqa.core.parsers.shell import Command, parse_script
-from envqa.probes.cross_trial_text import literals
+from envqa.probes.cross_trial.text import literals
 
 # Tools a verifier script commonly calls; the task's own test script adds the ones it names.
 VERIFIER_TOOLS = frozenset(

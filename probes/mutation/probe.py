@@ -6,7 +6,7 @@ Each mutant is restored after the verifier has judged it. Only files the verifie
 checks (deleting them makes it fail) are mutated further, so a log file the tests rightly ignore
 never raises an alarm; a verifier that still passes a mutant of a checked file is too permissive.
 
-Code or data is decided by content (probes/mutation_kinds.py), not by the file's name: a regular expression
+Code or data is decided by content (probes/mutation/kinds.py), not by the file's name: a regular expression
 kept in a `.txt` answer file is code, and code gets no "changed constant" or "dropped line" mutants (those
 are often equivalent). A surviving mutant of code is a `warning` (it may be an equivalent mutant), unless the
 file is an output the instruction names: then the mutant changed the task's stated output and it stays an
@@ -37,8 +37,8 @@ from envqa.core.environment import Environment
 from envqa.core.models import Finding, Severity, TrialResult
 from envqa.core.sandbox import Sandbox
 from envqa.probes.flakiness import verdict_on_state
-from envqa.probes.mutation_kinds import code_kind, output_rank, stated_in, traced_code
-from envqa.probes.mutation_tolerance import FileVerdicts, every_record_changed, records, verifier_thresholds
+from envqa.probes.mutation.kinds import code_kind, output_rank, stated_in, traced_code
+from envqa.probes.mutation.tolerance import FileVerdicts, every_record_changed, records, verifier_thresholds
 from envqa.probes.verifier_writes import verifier_text
 
 log = structlog.get_logger(__name__)

@@ -33,7 +33,7 @@ from envqa.core.models import Finding, Severity
 from envqa.core.parsers.dockerfile import parse_dockerfile
 from envqa.core.parsers.pip import pip_args
 from envqa.core.parsers.shell import Command, parse_script
-from envqa.probes.task_files import rel, test_script
+from envqa.probes.static.task_files import rel, test_script
 
 APT = {"apt-get", "apt", "aptitude"}
 APT_VALUE_OPTIONS = {"-o", "-t", "--target-release", "-c", "--config-file"}
@@ -301,5 +301,5 @@ def parallel_build_findings(env: Environment) -> list[Finding]:
 
 
 def drift_findings(env: Environment) -> list[Finding]:
-    """Every drift and infrastructure rule above; static_findings (probes/static.py) calls it."""
+    """Every drift and infrastructure rule above; static_findings (probes/static/findings.py) calls it."""
     return apt_pin_findings(env) + download_findings(env) + parallel_build_findings(env)

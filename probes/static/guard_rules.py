@@ -8,7 +8,7 @@
                                 code under test runs as root in the verifier too.
 
 Only when the agent is root: the final stage's last USER is root (or absent) and [agent].user is unset or
-root, as in probes/static.py's opt-in `root-agent` rule. `chmod +x`, `755`, `644` and friends keep the owner's
+root, as in probes/static/findings.py's opt-in `root-agent` rule. `chmod +x`, `755`, `644` and friends keep the owner's
 write bit and are never a guard. Commands come from the bash parser (core/parsers/shell.py), so `|| true`,
 continuations and `sh -c` strings are handled as the other static rules handle them.
 """
@@ -21,8 +21,8 @@ from envqa.core.environment import Environment
 from envqa.core.models import Finding
 from envqa.core.parsers.dockerfile import parse_dockerfile
 from envqa.core.parsers.shell import Command
-from envqa.probes.task_files import rel as _rel
-from envqa.probes.task_files import script_commands, test_script
+from envqa.probes.static.task_files import rel as _rel
+from envqa.probes.static.task_files import script_commands, test_script
 
 OCTAL = re.compile(r"^[0-7]{3,4}$")
 SYMBOLIC = re.compile(r"^[ugoa]*[-+=][rwxXst]*$")

@@ -1,0 +1,1 @@
+"""The mutation probe: the tests must fail on a mutated solution (kinds, tolerances)."""

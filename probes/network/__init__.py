@@ -1,0 +1,1 @@
+"""What a trial reaches: egress, the network by phase, strace's rules."""

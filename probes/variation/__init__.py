@@ -1,0 +1,1 @@
+"""The variation probe: the task still holds when reworded or varied (kinds)."""
