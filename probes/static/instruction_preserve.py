@@ -93,7 +93,7 @@ def preserve_findings(env: Environment) -> list[Finding]:
                     "the input as a parser re-serialises it: keeping the input byte for byte can fail, and "
                     "re-serialising (as the test does) breaks the instruction's letter",
                     evidence=[
-                        f"test: {f.rel}:{line}: {f.lines[line - 1].strip() if line <= len(f.lines) else ''}",
+                        f"test: {f.rel}:{line}: {f.line(line)}",
                         f"instruction: {instruction_file(env)}:{stated[0][0]}: {stated[0][1]}",
                     ],
                     location=f"{f.rel}:{line}",

@@ -88,14 +88,13 @@ def threshold_findings(env: Environment) -> list[Finding]:
             said = next((b for b in bounds if b[0] == side and abs(b[1] - bound) < 1e-9), None)
             if said is None:
                 continue
-            test_line = f.lines[line - 1].strip() if 0 < line <= len(f.lines) else ""
             out.append(
                 Finding.of(
                     "test-threshold-stricter-than-instruction",
                     message=f"the instruction allows {bound:g} itself ({'at least' if side == 'min' else 'at most'}"
                     f") but the test's comparison is strict: work exactly at the stated bound fails",
                     evidence=[
-                        f"test: {f.rel}:{line}: {test_line}",
+                        f"test: {f.rel}:{line}: {f.line(line)}",
                         f"instruction: {instruction_file(env)}:{said[2]}: {said[3]}",
                     ],
                     location=f"{f.rel}:{line}",
@@ -173,14 +172,13 @@ def listing_findings(env: Environment) -> list[Finding]:
             hit = next((w for w in writes if str(PurePosixPath(w[0]).parent) == directory), None)
             if hit is None:
                 continue
-            test_line = f.lines[line - 1].strip() if 0 < line <= len(f.lines) else ""
             out.append(
                 Finding.of(
                     "tests-require-listing-instruction-breaks",
                     message=f"the test compares the exact listing of {directory}, but the instruction's own "
                     f"command writes {hit[0]} there: an agent that follows the instruction fails it",
                     evidence=[
-                        f"test: {f.rel}:{line}: {test_line}",
+                        f"test: {f.rel}:{line}: {f.line(line)}",
                         f"instruction: {instruction_file(env)}:{hit[1]}: {hit[2]}",
                     ],
                     location=f"{f.rel}:{line}",
