@@ -17,8 +17,9 @@ _use_model_clients(_create_client)
 # its kind (envqa.core.job_bodies) and a worker, which runs as `python -m envqa.app.cli`, has imported this.
 
 
-def _load_job_bodies() -> None:
+def load_job_bodies() -> None:
+    """Register the app's job bodies (also named by the `envqa.job_bodies` entry point in pyproject.toml)."""
     from envqa.app import detach, jobs  # noqa: F401 - each registers its bodies at import
 
 
-_register_job_loader(_load_job_bodies)
+_register_job_loader(load_job_bodies)

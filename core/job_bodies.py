@@ -5,14 +5,16 @@ bodies live in the app layer (envqa.app.jobs, envqa.app.detach): they wire roles
 store, which only the app may import. So the path a job carries is one of the trampolines below, a stable
 name inside core; the trampoline looks its kind up in this registry and calls the body the app registered
 (`register_job_body`). The app registers a loader at import (envqa/app/__init__.py), so the heavy body
-modules load only when a process first runs a job; every worker (`qa worker`, the embedded pool) runs as
-`python -m envqa.app.cli`, so it has imported the app before rq hands it a job.
+modules load only when a process first runs a job. A process that never imported the app (a stock `rq worker`
+on our queues) finds the same loader through the `envqa.job_bodies` entry point group (pyproject.toml), the
+way Harbor finds plugins: package metadata, not a function name written in code.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
+from importlib.metadata import entry_points
 from typing import Any
 
 
@@ -32,6 +34,7 @@ class JobKind(StrEnum):
 
 _BODIES: dict[JobKind, Callable[..., Any]] = {}
 _LOADERS: list[Callable[[], None]] = []
+ENTRY_POINT_GROUP = "envqa.job_bodies"
 
 
 def register_job_body(kind: JobKind, body: Callable[..., Any]) -> None:
@@ -53,12 +56,17 @@ def job_body(kind: JobKind) -> Callable[..., Any]:
     if kind not in _BODIES:
         for load in list(_LOADERS):
             load()
+    if kind not in _BODIES:
+        for entry in entry_points(group=ENTRY_POINT_GROUP):
+            register_job_loader(entry.load())
+        for load in list(_LOADERS):
+            load()
     try:
         return _BODIES[kind]
     except KeyError:
         raise LookupError(
-            f"no job body is registered for {kind.value!r}: the process must import envqa.app first "
-            "(qa worker and the embedded workers do)"
+            f"no job body is registered for {kind.value!r}: no loader registered one and no "
+            f"{ENTRY_POINT_GROUP!r} entry point did (is envqa installed, `pip install -e .`?)"
         ) from None
 
 

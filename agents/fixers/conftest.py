@@ -1,9 +1,9 @@
 """Conftest fixer: pytest's rootdir and conftest discovery are pinned to /tests.
 
-Covers exploit-workspace-conftest. Every pytest invocation in test.sh gets `--rootdir=/tests
---confcutdir=/tests -c <the tests' own ini or /dev/null>`, runs from /tests (`cd /tests`), and reads the
-test files in /tests rather than copies placed in the agent's workspace (a copy's directory is where a
-planted conftest.py is picked up). The copies go.
+Covers exploit-workspace-conftest and plantable-test-runner (the same flaw, read from the files). Every pytest
+invocation in test.sh gets `--rootdir=/tests --confcutdir=/tests -c <the tests' own ini or /dev/null>`, runs
+from /tests (`cd /tests`), and reads the test files in /tests rather than copies placed in the agent's workspace
+(a copy's directory is where a planted conftest.py is picked up). The copies go.
 
 Which commands run pytest or copy the tests is decided by the shell parser (core/parsers/shell.py,
 bashlex), as the probes decide it: a pytest word in a heredoc, a comment or an echoed string is not a

@@ -73,13 +73,24 @@ def test_every_kind_has_its_trampoline_and_the_app_registers_every_body():
         assert job_body(kind).__module__.startswith("envqa.app.")
 
 
-def test_a_process_that_never_imported_the_app_is_told_so():
+def test_a_process_that_never_imported_the_app_finds_the_bodies_by_entry_point():
+    """A stock `rq worker` imports only the trampoline's module; the `envqa.job_bodies` entry point loads the app."""
     code = (
+        "import sys\n"
         "from envqa.core.job_bodies import JobKind, job_body\n"
-        "try:\n    job_body(JobKind.TRIAL)\nexcept LookupError as e:\n    print(e)\n"
+        "assert 'envqa.app' not in sys.modules\n"
+        "print(job_body(JobKind.TRIAL).__module__)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert "import envqa.app first" in out
+    assert out.strip() == "envqa.app.jobs"
+
+
+def test_without_a_loader_or_entry_point_the_error_says_what_is_missing(monkeypatch):
+    monkeypatch.setattr(job_bodies, "_BODIES", {})
+    monkeypatch.setattr(job_bodies, "_LOADERS", [])
+    monkeypatch.setattr(job_bodies, "entry_points", lambda group: [])  # an envqa that is not installed
+    with pytest.raises(LookupError, match=r"envqa\.job_bodies"):
+        job_body(JobKind.TRIAL)
 
 
 def test_a_label_call_runs_through_the_trampoline():
