@@ -384,6 +384,11 @@ PROVENANCE_MAX_CONTEXT_FILES = 2000
 """A Dockerfile COPY of a folder lists at most this many of its files as the image's (core/task_model/provenance.py):
 past it a huge build context would cost `qa lint` its second; later files count as the agent's (quiet)."""
 
+PROVENANCE_MIN_HELPER_BYTES = 80
+"""A verifier file and an image file with the same bytes are one helper in both places only from this size on
+(probes/static/provenance_rules.py): below it the match is an empty `__init__.py` or a one-line shim that any
+two folders may share by chance."""
+
 # --- probes (probes/) --------------------------------------------------------------------------------------------------
 
 PROBE_QUICK_EXEC_SEC = 30

@@ -40,6 +40,7 @@ class Origin:
     kind: str
     evidence: str = ""
     how: str = ""  # "copy" or "run" for an image file
+    source: str = ""  # a copied file: its path in the build context (where its bytes can be read)
 
     @property
     def in_image(self) -> bool:
@@ -117,10 +118,11 @@ def _add_copy(prov: Provenance, span: Span, context: Path, workdir: str, evidenc
         if is_dir:
             prov.image_dirs.setdefault(target, origin)
         for rel, _d in listed:
+            file = Origin("image", evidence, "copy", posixpath.join(source, rel) if is_dir else source)
             if is_dir or many or target in prov.image_dirs or target in (workdir, *FOLDERS):
-                prov.image[posixpath.join(target, rel)] = origin
+                prov.image[posixpath.join(target, rel)] = file
             else:
-                prov.image[target] = origin
+                prov.image[target] = file
 
 
 def run_writes(cmd: Command) -> list[str]:

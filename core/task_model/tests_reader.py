@@ -106,6 +106,21 @@ class TestsModel:
         return reqs
 
     @cached_property
+    def imported_modules(self) -> set[str]:
+        """Every module name the Python test files import, whole and by each dotted part (`from lib.grade import
+        x` gives lib.grade, lib and grade): how a test names a helper that sits beside it."""
+        names: set[str] = set()
+        for f in self.python:
+            for node in ast.walk(f.tree) if f.tree is not None else ():
+                found = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    found = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+                for name in found:
+                    names.add(name)
+                    names.update(name.split("."))
+        return names
+
+    @cached_property
     def requirements_text(self) -> str:
         return "\n".join(self._guard_text(f) for f in self._requirement_files())
 

@@ -10,26 +10,36 @@
                                /tests) without --noconftest: a conftest.py planted there turns failures into
                                passes (a rootdir or confcutdir under /tests does not stop the test file's own
                                folder's conftest.py).
+  verifier-helper-in-image     (warning) the Dockerfile copies into the image a file with the same bytes as a
+                               verifier file the tests use (a helper they import, a test file, a script test.sh
+                               names): the agent reads how it is graded, and a run from its folder may import
+                               the copy it can rewrite.
 
 A run proves these (trust tracing: verifier-trusts-agent-file; exploit-trusted-file, exploit-verifier-helper,
 exploit-workspace-conftest) and raises them to error or critical, naming the trial; the files alone give a
 warning. Look-alikes stay quiet: truth under tests/ (mounted at verify time only), a decoy in the image the
 verifier never reads, inputs the verifier reads without naming them as its expectation (a database the agent
-must query), pytest with --noconftest or on the files under /tests, hashes under /tests.
+must query), pytest with --noconftest or on the files under /tests, hashes under /tests, a starter file that
+shares a helper's name but not its bytes, the tests' own copy of an input under another name (a baseline the
+agent must beat, kept pristine), and data (not code) the tests and the image share.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+from pathlib import Path
 
 from envqa.core.consistency.model import Requirement
+from envqa.core.defaults import PROVENANCE_MIN_HELPER_BYTES
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Severity
 from envqa.core.parsers.shell import Command
 from envqa.core.task_config import VerifierEnvironmentMode
 from envqa.core.task_model import model_of
+from envqa.core.task_model.files import TestFile
 from envqa.core.task_model.provenance import Origin, Provenance
+from envqa.core.task_model.tests_reader import TestsModel
 
 # What a verifier calls its expectation: in the file's name or on the line that reads it.
 ANSWERISH = re.compile(r"(expected|answer|truth|golden|gold\b|reference|ground|solution|correct)", re.I)
@@ -39,6 +49,7 @@ HASH_TOOLS = {"sha256sum", "sha1sum", "md5sum", "sha512sum", "b2sum", "shasum", 
 PATH_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/local/sbin", "/usr/sbin", "/sbin")
 RUNNERS = {"python", "python3", "bash", "sh", "source", ".", "exec", "timeout", "env", "sudo", "perl", "node"}
 NO_PLANT = ("--noconftest",)  # pytest flags that keep a planted conftest.py out
+CODE_SUFFIXES = (".py", ".sh", ".bash", ".js", ".mjs", ".ts", ".rb", ".pl", ".r", ".jl", ".lua")
 
 
 def _answer_reads(reqs: list[Requirement], prov: Provenance) -> list[tuple[Requirement, Origin]]:
@@ -231,9 +242,67 @@ def plantable_runner_findings(env: Environment) -> list[Finding]:
     return findings
 
 
+def _used_by_verifier(f: TestFile, tests: TestsModel) -> bool:
+    """The verifier runs this file: its entry script, a test file pytest collects, a module the tests import, or
+    a file test.sh names."""
+    stem = f.path.stem
+    if f is tests.script or (
+        f.is_python and (stem.startswith("test_") or stem.endswith("_test") or stem == "conftest")
+    ):
+        return True
+    if f.is_python and stem in tests.imported_modules:
+        return True
+    return bool(tests.script and re.search(rf"(?<![\w.-]){re.escape(f.name)}(?![\w-])", tests.script.text))
+
+
+def _same_bytes(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() != b.resolve() and a.read_bytes() == b.read_bytes()
+    except OSError:
+        return False
+
+
+def image_helper_copy_findings(env: Environment) -> list[Finding]:
+    model = model_of(env)
+    tests, prov = model.tests, model.provenance
+    by_size: dict[int, list[TestFile]] = {}
+    for f in tests.files:
+        code = f.suffix.lower() in CODE_SUFFIXES and f.error is None and f.size >= PROVENANCE_MIN_HELPER_BYTES
+        if code and _used_by_verifier(f, tests):
+            by_size.setdefault(f.size, []).append(f)
+    findings, seen = [], set()
+    for path, origin in sorted(prov.image.items()) if by_size else ():
+        if not origin.source or origin.source.strip("./").split("/")[0] in ("tests", "test"):
+            continue  # a copy out of a tests folder: dockerfile-copies-tests says what it is (checks or inputs)
+        copied = env.build_context / origin.source
+        size = copied.stat().st_size if copied.is_file() else -1
+        for f in by_size.get(size, []):
+            # The same name too: under another name the tests keep their own pristine copy of an input the
+            # agent gets (a baseline to beat), which is how a verifier protects itself, not a leak.
+            if f.rel in seen or posixpath.basename(path) != f.name or not _same_bytes(copied, f.path):
+                continue
+            seen.add(f.rel)
+            findings.append(
+                Finding.of(
+                    "verifier-helper-in-image",
+                    f"the Dockerfile copies {path} into the agent's image with the same bytes as {f.rel}, which the "
+                    "verifier runs: the agent reads how it is graded, and a test run from its folder may import "
+                    "the copy it can rewrite",
+                    evidence=[origin.evidence, f"{f.rel}: the verifier's copy (same {f.size} bytes)"],
+                    location=origin.evidence.split(": ", 1)[0],
+                )
+            )
+    return findings
+
+
 def provenance_findings(env: Environment) -> list[Finding]:
     """Every rule over the provenance model (probes/static/findings.py's static_findings calls this). In separate-verifier
     mode the verifier runs in a fresh container that holds only the agent's artifacts: none of this applies."""
     if env.config.verifier_mode() == VerifierEnvironmentMode.SEPARATE:
         return []
-    return image_answer_findings(env) + image_grader_findings(env) + plantable_runner_findings(env)
+    return (
+        image_answer_findings(env)
+        + image_grader_findings(env)
+        + plantable_runner_findings(env)
+        + image_helper_copy_findings(env)
+    )

@@ -252,3 +252,73 @@ def test_set_e_before_the_tests(tmp_path, script, flagged):
         f = found["reward-not-written-on-failure"]
         assert f.evidence[0].startswith("tests/test.sh:2: set -e") and "pytest" in f.evidence[-1]
         assert "set -e" in (f.fix or "")
+
+
+HELPER = (
+    '"""The verifier\'s helper: recompute the expected answer from the input."""\n\n\n'
+    "def expected(path):\n    return sorted(open(path).read().split())\n"
+)
+STARTER = '"""Starter for the agent."""\n\n\ndef expected(path):\n    raise NotImplementedError("write this")\n'
+USES_HELPER = "from checks import expected\n\n\ndef test_out():\n    assert open('/app/out').read().split() == expected('/app/in')\n"
+
+
+@pytest.mark.parametrize(
+    "environment,test_py,test_sh_extra,flagged",
+    [
+        # The helper the tests import, copied into the image byte for byte.
+        ({"environment/checks.py": HELPER}, USES_HELPER, "", True),
+        # Under a folder copied whole, and as a script test.sh names rather than a module the tests import.
+        (
+            {"environment/tools/checks.py": HELPER},
+            "def test_out():\n    assert True\n",
+            "python3 /tests/checks.py\n",
+            True,
+        ),
+        # Look-alike: a starter with the helper's name, not its bytes.
+        ({"environment/checks.py": STARTER}, USES_HELPER, "", False),
+        # Look-alike: the same bytes, but the verifier never uses that file (not imported, not named).
+        ({"environment/checks.py": HELPER}, "def test_out():\n    assert open('/app/out').read()\n", "", False),
+        # Look-alike: the tests keep their own copy of an input under another name (a baseline the agent must
+        # beat, protected from its edits): the image's file is the agent's input, not the verifier's helper.
+        ({"environment/baseline.py": HELPER}, USES_HELPER.replace("checks", "baseline_kept"), "", False),
+        # Look-alike: an empty package marker in both places (below the size that makes a match mean anything).
+        ({"environment/__init__.py": "\n"}, USES_HELPER, "", False),
+    ],
+)
+def test_verifier_helper_copied_into_the_image(tmp_path, environment, test_py, test_sh_extra, flagged):
+    copy = "".join(
+        f"COPY {p.removeprefix('environment/')} /opt/{p.removeprefix('environment/')}\n" for p in environment
+    )
+    root = write_env(
+        tmp_path / "t",
+        {
+            "environment/Dockerfile": "FROM debian:bookworm\nWORKDIR /app\n" + copy,
+            **environment,
+            "tests/checks.py": HELPER,
+            "tests/baseline_kept.py": HELPER,
+            "tests/__init__.py": "\n",
+            "tests/test_outputs.py": test_py,
+            "tests/test.sh": "#!/bin/bash\n" + REWARD + test_sh_extra + PYTEST,
+        },
+    )
+    found = rules_of(root)
+    assert ("verifier-helper-in-image" in found) is flagged, found
+    if flagged:
+        assert found["verifier-helper-in-image"][1].startswith("tests/checks.py: the verifier's copy")
+
+
+def test_a_test_file_copied_out_of_a_tests_folder_is_dockerfile_copies_tests_alone(tmp_path):
+    """One finding per fact: the copy of tests/… into the image is dockerfile-copies-tests' (which weighs whether
+    the instruction announces it); the helper rule does not name it again."""
+    root = write_env(
+        tmp_path / "t",
+        {
+            "environment/Dockerfile": "FROM debian:bookworm\nWORKDIR /app\nCOPY tests/test_outputs.py /app\n",
+            "environment/tests/test_outputs.py": USES_HELPER,
+            "tests/checks.py": HELPER,
+            "tests/test_outputs.py": USES_HELPER,
+            "tests/test.sh": "#!/bin/bash\n" + REWARD + PYTEST,
+        },
+    )
+    found = rules_of(root)
+    assert "verifier-helper-in-image" not in found, found  # dockerfile-copies-tests (a load rule) names it

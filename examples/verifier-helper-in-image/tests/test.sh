@@ -1,0 +1,7 @@
+#!/bin/bash
+mkdir -p /logs/verifier
+echo 0 > /logs/verifier/reward.txt
+cd /tests
+if python3 -m pytest -q -p no:cacheprovider /tests/test_ranking.py; then
+  echo 1 > /logs/verifier/reward.txt
+fi
