@@ -88,6 +88,10 @@ class Rule:
     # Rules whose findings this rule's finding explains: they give way to it in the same version (the network
     # explains a reference solution that fails offline). graphs/loop_state.py applies it.
     explains: tuple[str, ...] = ()
+    # Rules whose finding at the same file line this rule's finding gives the real cause of (a file the verifier
+    # reads as its expectation is not an output the instruction forgot): they give way to it at that line.
+    # probes/static/findings.py applies it to the static findings (`qa lint` and the hunt alike).
+    explains_at_line: tuple[str, ...] = ()
     # The remedy for one case of the rule (a subtype the finding names, or a context its probe names), used
     # instead of `remedy` for that case: the remedy stays a fact of the registry, not of the call site.
     remedies: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
@@ -127,6 +131,7 @@ def _load() -> list[Rule]:
                     **row,
                     "severity": Severity(row["severity"]),
                     "explains": tuple(row.get("explains", ())),
+                    "explains_at_line": tuple(row.get("explains_at_line", ())),
                     "remedies": MappingProxyType(dict(row.get("remedies", {}))),
                 }
             )
@@ -201,6 +206,8 @@ SHORTCUT_RULES: dict[str, str | None] = {r.id: r.subtype for r in RULES if r.pro
 REMEDIES: dict[str, str] = {r.id: r.remedy for r in RULES if r.remedy}
 # rule -> the rules its finding explains (and so withdraws within a version).
 EXPLAINS: dict[str, tuple[str, ...]] = {r.id: r.explains for r in RULES if r.explains}
+# rule -> the rules its finding explains at the same file line (and so withdraws there).
+EXPLAINS_AT_LINE: dict[str, tuple[str, ...]] = {r.id: r.explains_at_line for r in RULES if r.explains_at_line}
 
 
 def _check() -> None:
@@ -226,7 +233,9 @@ def _check() -> None:
             )
             if bad
         ]
-        problems += [f"explains unknown rule {other!r}" for other in r.explains if other not in RULE_INFO]
+        problems += [
+            f"explains unknown rule {other!r}" for other in r.explains + r.explains_at_line if other not in RULE_INFO
+        ]
         problems += [f"remedy for case {case!r} but no general remedy" for case in r.remedies if not r.remedy]
         if problems:
             raise ValueError(f"rule {r.id!r}: {'; '.join(problems)}")

@@ -53,9 +53,15 @@ class Provenance:
 
     image: dict[str, Origin] = field(default_factory=dict)
     image_dirs: dict[str, Origin] = field(default_factory=dict)  # a folder copied or created whole
+    # A Python module the build imported and then deleted: its bytecode stays in __pycache__ (the deleted .py ->
+    # the Dockerfile lines that import and delete it); empty once the build clears __pycache__ or writes none.
+    bytecode_left: dict[str, tuple[str, str]] = field(default_factory=dict)
+    imported: dict[str, str] = field(default_factory=dict)  # a module file a RUN imports -> that line's evidence
+    no_bytecode: bool = False  # ENV PYTHONDONTWRITEBYTECODE: the build writes no __pycache__
     tests_targets: tuple[str, ...] = ("/tests",)
     solution_targets: tuple[str, ...] = ("/solution",)
     workdir: str = "/"
+    context: Path | None = None  # the build context (where a copied script's source can be read)
 
     def absolute(self, path: str) -> str:
         """A path as the verifier names it, made absolute against the image's final WORKDIR."""
@@ -159,6 +165,7 @@ def _add_run(prov: Provenance, span: Span, workdir: str, lines: list[str], evide
         for path in run_writes(cmd):
             origin = Origin("image", evidence_of(_naming_line(span, lines, path, line)), "run")
             prov.image.setdefault(_dest(path, cwd), origin)
+        _track_bytecode(prov, cmd, cwd, evidence_of(line))
         if cmd.name == "rm":  # removed again at build: not in the image
             for gone in (_dest(w, cwd) for w in cmd.words[1:] if not w.startswith("-")):
                 prov.image.pop(gone, None)
@@ -167,6 +174,54 @@ def _add_run(prov: Provenance, span: Span, workdir: str, lines: list[str], evide
             for d in (w for w in cmd.words[1:] if not w.startswith("-")):
                 origin = Origin("image", evidence_of(_naming_line(span, lines, d, line)), "run")
                 prov.image_dirs.setdefault(_dest(d, cwd), origin)
+
+
+IMPORT = re.compile(r"(?:^|[;\s])(?:from\s+([\w.]+)\s+import|import\s+([\w.]+(?:\s*,\s*[\w.]+)*))")
+
+
+def _imported_names(code: str) -> set[str]:
+    """The top-level module names a piece of Python source imports (`import a.b, c` -> a, c)."""
+    names = set()
+    for frm, imp in IMPORT.findall(code):
+        for name in [frm] if frm else imp.split(","):
+            names.add(name.strip().split(".")[0])
+    return names
+
+
+def _track_bytecode(prov: Provenance, cmd: Command, cwd: str, evidence: str) -> None:
+    """Follow Python's bytecode through the build: `python -m mod` / `python -c "import mod"` / a copied script
+    that imports mod writes mod's .pyc beside it (unless -B or PYTHONDONTWRITEBYTECODE); an `rm` of mod.py keeps
+    that .pyc; removing __pycache__ (or every *.pyc) clears it."""
+    words = cmd.words
+    quiet = prov.no_bytecode or "-B" in words or any(a.startswith("PYTHONDONTWRITEBYTECODE=") for a in cmd.assignments)
+    if cmd.name.startswith("python") and not quiet:
+        names: set[str] = set()
+        if "-m" in words[:-1]:
+            names.add(words[words.index("-m") + 1].split(".")[0])
+        if "-c" in words[:-1]:
+            names |= _imported_names(words[words.index("-c") + 1])
+        script = next((w for w in words[1:] if w.endswith(".py")), None)
+        folder = cwd
+        if script:
+            folder = posixpath.dirname(_dest(script, cwd))
+            origin = prov.image.get(_dest(script, cwd))
+            if origin is not None and origin.source and prov.context is not None:
+                try:
+                    names |= _imported_names((prov.context / origin.source).read_text(errors="replace"))
+                except OSError:
+                    pass
+        for name in names:
+            prov.imported.setdefault(posixpath.join(folder, f"{name}.py"), evidence)
+    if cmd.name == "rm":
+        for gone in (_dest(w, cwd) for w in words[1:] if not w.startswith("-")):
+            if gone in prov.imported and gone in prov.image:
+                prov.bytecode_left[gone] = (prov.imported[gone], evidence)
+            if posixpath.basename(gone) == "__pycache__" or any(k.startswith(gone + "/") for k in prov.bytecode_left):
+                prov.bytecode_left = {
+                    k: v for k, v in prov.bytecode_left.items() if not _under(k, gone.removesuffix("/__pycache__"))
+                }
+    if cmd.name == "find" and ("__pycache__" in words or any(".pyc" in w for w in words)):
+        prov.bytecode_left.clear()  # `find / -name '*.pyc' -delete` or `-name __pycache__ -exec rm -rf`
 
 
 def _naming_line(span: Span, lines: list[str], path: str, default: int) -> int:
@@ -194,9 +249,12 @@ def provenance_of(env: Environment, spans: list[Span]) -> Provenance:
         return f"{rel}:{n}: {lines[n - 1].strip()}" if 0 < n <= len(lines) else f"{rel}:{n}"
 
     workdir = "/"
+    prov.context = env.build_context
     for span in spans:
         if span.stage != final:
             continue
+        if span.keyword in ("ENV", "ARG") and "PYTHONDONTWRITEBYTECODE" in span.value:
+            prov.no_bytecode = True
         if span.keyword == "WORKDIR":
             workdir = _dest((span.resolved or span.value).strip(), workdir)
         elif span.keyword in ("COPY", "ADD"):

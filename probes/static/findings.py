@@ -29,6 +29,7 @@ from envqa.core.network_policy import verifier_network_of
 from envqa.core.parsers.dockerfile import parse_dockerfile
 from envqa.core.parsers.pip import pip_args, unpinned_packages
 from envqa.core.parsers.shell import Command
+from envqa.core.registry.rules import EXPLAINS_AT_LINE
 from envqa.core.task_config import NetworkMode
 from envqa.probes.base import ProbeContext, register_probe
 from envqa.probes.static.drift_rules import drift_findings
@@ -339,7 +340,7 @@ def optin_rules(env: Environment, root_agent: bool, unpinned_base: bool) -> list
 
 def static_findings(env: Environment, root_agent: bool = False, unpinned_base: bool = False) -> list[Finding]:
     """Every file-only rule; `qa lint` and the hunt both call this."""
-    return (
+    return explained_at_line(
         reward_rules(env)
         + runtime_fetch_rules(env)
         + pin_rules(env)
@@ -357,6 +358,13 @@ def static_findings(env: Environment, root_agent: bool = False, unpinned_base: b
         + drift_findings(env)
         + provenance_findings(env)
     )
+
+
+def explained_at_line(findings: list[Finding]) -> list[Finding]:
+    """One cause per line: a finding gives way to one at the same location whose rule explains it
+    (`explains_at_line` in core/registry/rules.toml)."""
+    explained = {(other, f.location) for f in findings for other in EXPLAINS_AT_LINE.get(f.rule, ()) if f.location}
+    return [f for f in findings if (f.rule, f.location) not in explained]
 
 
 @register_probe("static")

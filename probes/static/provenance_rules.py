@@ -10,6 +10,11 @@
                                /tests) without --noconftest: a conftest.py planted there turns failures into
                                passes (a rootdir or confcutdir under /tests does not stop the test file's own
                                folder's conftest.py).
+  verifier-expectation-from-agent (warning) the verifier reads its expectation (a file named expected, truth,
+                               golden, or read into such a variable) from a path nothing in the task provides,
+                               and compares the agent's other output with it: the agent writes both sides.
+  deleted-module-bytecode-left (warning) the build imports a Python module and then deletes its .py, but the
+                               module's bytecode stays in __pycache__ (what the author meant to hide).
   verifier-helper-in-image     (warning) the Dockerfile copies into the image a file with the same bytes as a
                                verifier file the tests use (a helper they import, a test file, a script test.sh
                                names): the agent reads how it is graded, and a run from its folder may import
@@ -45,6 +50,10 @@ from envqa.core.task_model.tests_reader import TestsModel
 ANSWERISH = re.compile(r"(expected|answer|truth|golden|gold\b|reference|ground|solution|correct)", re.I)
 EXPECT_VAR = re.compile(r"^\s*(?:with\b.*\bas\s+)?\w*(expected|answer|truth|golden|reference)\w*\s*[=:]", re.I)
 GRADERISH = re.compile(r"(verif|grade|grader|check|judge|score|evaluat|test)", re.I)
+# The narrower reading for a file the agent writes: "answer" and "solution" name the agent's own output there.
+AGENT_EXPECTATION = re.compile(r"(expected|truth|golden|ground_?truth)", re.I)
+AGENT_EXPECT_VAR = re.compile(r"^\s*(?:with\b.*\bas\s+)?\w*(expected|truth|golden)\w*\s*[=:]", re.I)
+VERIFY_TIME_DIRS = ("/tmp", "/var/tmp", "/logs", "/dev", "/proc")  # what the verifier itself may write first
 HASH_TOOLS = {"sha256sum", "sha1sum", "md5sum", "sha512sum", "b2sum", "shasum", "cksum"}
 PATH_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/local/sbin", "/usr/sbin", "/sbin")
 RUNNERS = {"python", "python3", "bash", "sh", "source", ".", "exec", "timeout", "env", "sudo", "perl", "node"}
@@ -70,6 +79,32 @@ def _answer_reads(reqs: list[Requirement], prov: Provenance) -> list[tuple[Requi
         kept = (r.file, posixpath.basename(r.value)) in own_copies  # held against the tests' own copy of it
         if origin.in_image and named and r.file in work and not kept and "/tests/" not in r.text:
             out.append((r, origin))
+    return out
+
+
+def _agent_expectations(tests: TestsModel, prov: Provenance) -> list[Requirement]:
+    """Reads of an expectation (named so by the file or by the variable it is read into) from a path nothing in
+    the task provides (not the tests, not the image): the agent writes it, and the same test file compares the
+    agent's other work with it. Quiet: a path the tests or test.sh write first, a scratch folder, and a file
+    another verifier file names (a generator in tests/ that writes it at verify time, after the agent)."""
+    paths = [r for r in tests.requirements if r.kind == "path"]
+    written = {prov.absolute(r.value) for r in paths if r.role == "write"}
+    agent = [
+        r
+        for r in paths
+        if r.role == "read"
+        and prov.origin(r.value).kind == "agent"
+        and prov.absolute(r.value) not in written
+        and not prov.absolute(r.value).startswith(tuple(d + "/" for d in VERIFY_TIME_DIRS))
+    ]
+    out = []
+    for r in agent:
+        name = posixpath.basename(r.value)
+        named = AGENT_EXPECTATION.search(name) or AGENT_EXPECT_VAR.search(r.text)
+        work = [o for o in agent if o.file == r.file and o.value != r.value]
+        generated = any(f.rel != r.file and name in f.text for f in tests.files)
+        if named and work and not generated and r.value not in {o.value for o in out}:
+            out.append(r)
     return out
 
 
@@ -120,6 +155,34 @@ def image_answer_findings(env: Environment) -> list[Finding]:
             )
         )
     return findings
+
+
+def agent_expectation_findings(env: Environment) -> list[Finding]:
+    model = model_of(env)
+    return [
+        Finding.of(
+            "verifier-expectation-from-agent",
+            f"the verifier reads its expectation from {r.value}, which neither the tests nor the task's image "
+            "provide: the agent writes it, so its work is compared with itself",
+            evidence=[r.evidence()],
+            location=r.where,
+        )
+        for r in _agent_expectations(model.tests, model.provenance)
+    ]
+
+
+def bytecode_left_findings(env: Environment) -> list[Finding]:
+    prov = model_of(env).provenance
+    return [
+        Finding.of(
+            "deleted-module-bytecode-left",
+            f"the build imports {posixpath.basename(path)} and then deletes it, but its bytecode stays in "
+            f"{posixpath.dirname(path)}/__pycache__: the agent can decompile what the build meant to hide",
+            evidence=[imported, removed],
+            location=removed.split(": ", 1)[0],
+        )
+        for path, (imported, removed) in sorted(prov.bytecode_left.items())
+    ]
 
 
 def _program(cmd: Command) -> str | None:
@@ -305,4 +368,6 @@ def provenance_findings(env: Environment) -> list[Finding]:
         + image_grader_findings(env)
         + plantable_runner_findings(env)
         + image_helper_copy_findings(env)
+        + agent_expectation_findings(env)
+        + bytecode_left_findings(env)
     )

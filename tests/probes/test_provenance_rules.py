@@ -322,3 +322,106 @@ def test_a_test_file_copied_out_of_a_tests_folder_is_dockerfile_copies_tests_alo
     )
     found = rules_of(root)
     assert "verifier-helper-in-image" not in found, found  # dockerfile-copies-tests (a load rule) names it
+
+
+SELF_COMPARE = (
+    "from pathlib import Path\n\n\ndef test_top():\n"
+    "    expected = Path({path!r}).read_text().split()\n"
+    "    assert Path('/app/top.txt').read_text().split() == expected\n"
+)
+
+
+@pytest.mark.parametrize(
+    "expected_path,extra,flagged",
+    [
+        # The expectation in a file nothing in the task provides: the agent writes both sides.
+        ("/app/expected_top.txt", {}, True),
+        # Look-alike: the expectation under tests/ (mounted only when the verifier runs).
+        ("/tests/expected_top.txt", {"tests/expected_top.txt": "a b c\n"}, False),
+        # Look-alike: test.sh writes it at verify time, after the agent (recomputed from the input).
+        (
+            "/app/expected_top.txt",
+            {"sh": "tr -s ' ' '\\n' < /app/corpus.txt | head -3 > /app/expected_top.txt\n"},
+            False,
+        ),
+        # Look-alike: a generator in tests/ writes it when the verifier runs.
+        ("/app/expected_top.txt", {"tests/make_expected.py": "open('expected_top.txt', 'w').write('a')\n"}, False),
+        # Look-alike: two of the agent's outputs checked for consistency, neither read as the expectation.
+        (
+            "/app/answer.txt",
+            {
+                "test": "from pathlib import Path\n\n\ndef test_top():\n"
+                "    answer = Path('/app/answer.txt').read_text()\n"
+                "    assert Path('/app/top.txt').read_text().split()[0] in answer\n"
+            },
+            False,
+        ),
+    ],
+)
+def test_verifier_expectation_written_by_the_agent(tmp_path, expected_path, extra, flagged):
+    files = {k: v for k, v in extra.items() if k not in ("sh", "test")}
+    root = write_env(
+        tmp_path / "t",
+        {
+            "environment/Dockerfile": "FROM debian:bookworm\nWORKDIR /app\n",
+            "tests/test_outputs.py": extra.get("test", SELF_COMPARE.format(path=expected_path)),
+            "tests/test.sh": "#!/bin/bash\n" + REWARD + extra.get("sh", "") + PYTEST,
+            **files,
+        },
+    )
+    found = rules_of(root)
+    assert ("verifier-expectation-from-agent" in found) is flagged, found
+
+
+def test_the_expectation_the_agent_writes_is_not_also_an_output_the_instruction_forgot():
+    """One cause per line (`explains_at_line`): the instruction rule alone reads the expectation as an unnamed
+    output; the static findings keep only the provenance finding at that line."""
+    from envqa.probes.static.instruction_rules import instruction_findings
+
+    from .conftest import EXAMPLES
+
+    env = load_environment(EXAMPLES / "verifier-expectation-from-agent")
+    alone = {(f.rule, f.location) for f in instruction_findings(env)}
+    assert ("instruction-omits-tested-requirement", "tests/test_top.py:5") in alone
+    assert [(f.rule, f.location) for f in static_findings(env)] == [
+        ("verifier-expectation-from-agent", "tests/test_top.py:5")
+    ]
+
+
+GEN = "import random\n\nrandom.seed(7)\nANSWER = random.randint(1, 10**6)\nopen('/app/puzzle.txt', 'w').write(str(ANSWER * 3))\n"
+
+
+@pytest.mark.parametrize(
+    "run,flagged",
+    [
+        # Imported by -c, deleted: the bytecode stays.
+        ("RUN python3 -c 'import make_puzzle' && rm make_puzzle.py\n", True),
+        # Imported with -m from its folder, deleted in a later RUN.
+        ("RUN cd /app && python3 -m make_puzzle\nRUN rm /app/make_puzzle.py\n", True),
+        # Look-alike: run as a script (__main__ writes no bytecode), then deleted.
+        ("RUN python3 make_puzzle.py && rm make_puzzle.py\n", False),
+        # Look-alike: imported and deleted, with __pycache__ removed too.
+        ("RUN python3 -c 'import make_puzzle' && rm -rf make_puzzle.py __pycache__\n", False),
+        # Look-alike: imported and deleted with bytecode off.
+        ("ENV PYTHONDONTWRITEBYTECODE=1\nRUN python3 -c 'import make_puzzle' && rm make_puzzle.py\n", False),
+        # Look-alike: imported and deleted, every .pyc deleted after.
+        ("RUN python3 -m make_puzzle && rm make_puzzle.py && find / -name '*.pyc' -delete\n", False),
+    ],
+)
+def test_bytecode_of_a_module_deleted_at_build(tmp_path, run, flagged):
+    root = write_env(
+        tmp_path / "t",
+        {
+            "environment/Dockerfile": "FROM debian:bookworm\nWORKDIR /app\nCOPY make_puzzle.py /app/\n" + run,
+            "environment/make_puzzle.py": GEN,
+            "tests/test_outputs.py": "def test_out():\n    assert open('/app/out.txt').read().strip() == '7'\n",
+            "tests/test.sh": "#!/bin/bash\n" + REWARD + PYTEST,
+        },
+    )
+    found = rules_of(root)
+    assert ("deleted-module-bytecode-left" in found) is flagged, found
+    if flagged:
+        assert (
+            "rm" in found["deleted-module-bytecode-left"][1]
+            and "make_puzzle" in found["deleted-module-bytecode-left"][0]
+        )

@@ -8,6 +8,8 @@ mkdir -p /logs/verifier
 echo 0 > /logs/verifier/reward.txt
 cd /app
 sha256sum -c --status /tests/numbers.sha256
+# The expected sum, recomputed from the input when the verifier runs (after the agent): not the agent's file.
+awk '{s += $1} END {print s}' /app/numbers.txt > /app/expected_sum.txt
 if python3 -m pytest -q -p no:cacheprovider --noconftest /tests/test_total.py; then
   echo 1 > /logs/verifier/reward.txt
 fi

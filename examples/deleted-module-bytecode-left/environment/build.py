@@ -1,0 +1,3 @@
+from make_cipher import write_puzzle
+
+write_puzzle("/app/cipher.txt")
