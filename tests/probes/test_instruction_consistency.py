@@ -10,7 +10,9 @@ from envqa.core.consistency.claims import read_instruction
 from envqa.core.consistency.requirements import python_requirements
 from envqa.core.consistency.shell_requirements import shell_requirements
 from envqa.core.environment import load_environment
+from envqa.probes.static.findings import explained_at_line
 from envqa.probes.static.instruction_rules import instruction_findings
+from envqa.probes.static.provenance_rules import provenance_findings
 
 from .conftest import EXAMPLES, REPO, expected, write_env
 
@@ -38,9 +40,15 @@ LOOK_ALIKES = [
 
 
 def rules_of(env_dir) -> list[str]:
+    """The instruction rules' findings as `qa lint` reports them: after a finding that explains one at the same
+    line (`explains_at_line`) has withdrawn it."""
     env = load_environment(env_dir, lint=True)
     views = [env.for_step(s) for s in env.steps] or [env]
-    return sorted(f.rule for v in views for f in instruction_findings(v))
+    found = []
+    for v in views:
+        own = instruction_findings(v)
+        found += [f.rule for f in explained_at_line(own + provenance_findings(v)) if any(f is o for o in own)]
+    return sorted(found)
 
 
 def test_claims_of_an_instruction():
