@@ -12,7 +12,7 @@ from typing import Annotated, Any, TypedDict
 
 from envqa.core.environment import Environment
 from envqa.core.models import TrialResult
-from envqa.core.registry.rules import EXPLAINS
+from envqa.core.registry.rules import EXPLAINS, PROVEN_BY, Severity
 from envqa.core.run_deps import RunDeps
 from envqa.core.store import Versions
 
@@ -37,12 +37,40 @@ def per_version_findings(left: list | None, right: Any) -> list:
     named = {f.get("rule") for f in found if f.get("subtype")}
     explained = {other for f in found for other in EXPLAINS.get(str(f.get("rule")), ())}
     return [
-        f
+        proven(f, found) if isinstance(f, dict) else f
         for f in merged
         if not (
             isinstance(f, dict) and ((f.get("rule") in named and not f.get("subtype")) or f.get("rule") in explained)
         )
     ]
+
+
+SEVERITIES = list(Severity)  # in rising order
+PROVEN = "proven in a run by"  # the evidence line a raised suspicion carries (and is recognised by)
+
+
+def proven(finding: dict, found: list[dict]) -> dict:
+    """A suspicion from the files (`proven_by` in rules.toml) raised by the run's proof of it: the proof's
+    severity, its rule and trials named in the evidence (issue 45 item 7: severity by evidence)."""
+    proofs = [
+        p
+        for p in found
+        if p.get("rule") in PROVEN_BY.get(str(finding.get("rule")), ())
+        and SEVERITIES.index(Severity(p.get("severity", "info"))) >= SEVERITIES.index(Severity.ERROR)
+    ]
+    evidence = list(finding.get("evidence") or [])
+    if not proofs or any(str(e).startswith(PROVEN) for e in evidence):
+        return finding
+    top = max((Severity(p["severity"]) for p in proofs), key=SEVERITIES.index)
+    severity = max(Severity(finding.get("severity", "info")), top, key=SEVERITIES.index)
+    trials = sorted({t for p in proofs for t in p.get("trial_ids") or []})
+    names = ", ".join(sorted({str(p["rule"]) for p in proofs}))
+    return {
+        **finding,
+        "severity": severity.value,
+        "evidence": evidence + [f"{PROVEN} {names}" + (f" (trial {', '.join(trials)})" if trials else "")],
+        "trial_ids": sorted(set(finding.get("trial_ids") or []) | set(trials)),
+    }
 
 
 def fresh(items: list | None = None) -> dict:

@@ -92,6 +92,9 @@ class Rule:
     # reads as its expectation is not an output the instruction forgot): they give way to it at that line.
     # probes/static/findings.py applies it to the static findings (`qa lint` and the hunt alike).
     explains_at_line: tuple[str, ...] = ()
+    # Dynamic rules whose finding (error or above) proves this rule's suspicion from the files in a run: the
+    # suspicion is raised to the proof's severity and names the proof and its trials (graphs/loop_state.py).
+    proven_by: tuple[str, ...] = ()
     # The remedy for one case of the rule (a subtype the finding names, or a context its probe names), used
     # instead of `remedy` for that case: the remedy stays a fact of the registry, not of the call site.
     remedies: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
@@ -132,6 +135,7 @@ def _load() -> list[Rule]:
                     "severity": Severity(row["severity"]),
                     "explains": tuple(row.get("explains", ())),
                     "explains_at_line": tuple(row.get("explains_at_line", ())),
+                    "proven_by": tuple(row.get("proven_by", ())),
                     "remedies": MappingProxyType(dict(row.get("remedies", {}))),
                 }
             )
@@ -208,6 +212,8 @@ REMEDIES: dict[str, str] = {r.id: r.remedy for r in RULES if r.remedy}
 EXPLAINS: dict[str, tuple[str, ...]] = {r.id: r.explains for r in RULES if r.explains}
 # rule -> the rules its finding explains at the same file line (and so withdraws there).
 EXPLAINS_AT_LINE: dict[str, tuple[str, ...]] = {r.id: r.explains_at_line for r in RULES if r.explains_at_line}
+# rule -> the dynamic rules whose finding in a run proves it (and so raises it, naming the trial).
+PROVEN_BY: dict[str, tuple[str, ...]] = {r.id: r.proven_by for r in RULES if r.proven_by}
 
 
 def _check() -> None:
@@ -234,7 +240,9 @@ def _check() -> None:
             if bad
         ]
         problems += [
-            f"explains unknown rule {other!r}" for other in r.explains + r.explains_at_line if other not in RULE_INFO
+            f"explains or is proven by unknown rule {other!r}"
+            for other in r.explains + r.explains_at_line + r.proven_by
+            if other not in RULE_INFO
         ]
         problems += [f"remedy for case {case!r} but no general remedy" for case in r.remedies if not r.remedy]
         if problems:
