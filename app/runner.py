@@ -15,7 +15,7 @@ from envqa.app.approvals import run_config
 from envqa.app.executors import open_executor
 from envqa.app.report_html import try_write_html_report
 from envqa.core.config import QAConfig
-from envqa.core.environment import check_environment
+from envqa.core.environment import Environment, load_environment
 from envqa.core.errors import InfraError, InputError
 from envqa.core.events import RunEvent
 from envqa.core.notify import notify
@@ -108,21 +108,23 @@ def execute_run(
     approval_mode: str = "wait",
     answer: dict | None = None,
     ask=None,
+    loaded: Environment | None = None,
 ) -> dict:
     """Run (or resume) a run's graph until it ends or stops at an approval checkpoint.
 
     `answer` resumes a run waiting at its checkpoint (Command(resume=answer)); `ask(payload) -> answer`
     answers checkpoints on the spot (`--approval prompt`); without it the run stops there (awaiting_approval).
+    `loaded` is env_dir as the caller already loaded it (`qa run`'s up-front check): not loaded again here, and
+    the load node's snapshot is taken from it (a version is read once per process).
     """
     backend = make_backend(config)
     if not resume:
         # Check before writing anything: a malformed environment must leave no run row, checkpoint or run
-        # directory behind. The load node's snapshot reads (and hashes) it; the check does not hash.
-
+        # directory behind. The load node's snapshot is taken from this load (store/versions.py `loaded`).
         if is_spec_dir(env_dir):  # issue 13: spec.md only; the graph's generate node writes the task
             require_model(config)
-        else:
-            check_environment(env_dir)
+        elif loaded is None or loaded.root != Path(env_dir).resolve():
+            loaded = load_environment(env_dir)
         backend.check()  # pings the engine: Docker down -> exit 3 before a run row exists
     elif store_url(config.db_path) is None and not config.db_path.exists():
         raise InputError(str(config.db_path), f"no run with id {run_id!r} to resume (no state database here)")
@@ -164,7 +166,7 @@ def execute_run(
             deps = RunDeps(
                 config=config,
                 store=store,
-                versions=VersionStore(config, store),
+                versions=VersionStore(config, store, loaded=loaded),
                 backend=backend,
                 executor=stack.enter_context(open_executor(config, backend, store, on_event=view)),
                 on_event=view,

@@ -207,8 +207,6 @@ def load_environment(env_dir: str | Path, *, lint: bool = False, version: str | 
     return env
 
 
-UNHASHED = "unhashed"  # the version of a `check_environment` parse: the files were not hashed
-
 # Immutable snapshots already loaded in this process: (directory, version) -> Environment (`version_env`).
 _SNAPSHOTS: dict[tuple[str, str], Environment] = {}
 SNAPSHOT_PARENTS = ("envs", "envs-cache")  # QA_HOME/envs/<version> (store/versions.py), the shared host cache
@@ -233,18 +231,6 @@ def version_env(env_dir: str | Path, version: str) -> Environment:
         env = _SNAPSHOTS[key] = load_environment(env_dir, version=version)
         while len(_SNAPSHOTS) > ENV_CACHE_SIZE:
             _SNAPSHOTS.pop(next(iter(_SNAPSHOTS)), None)
-    return env
-
-
-def check_environment(env_dir: str | Path) -> Environment:
-    """Parse and check an environment directory without hashing its files: the up-front check of `qa run`
-    (bad input fails before anything is written), whose result gives only the warnings. Its `version` is
-    UNHASHED and it is never cached: the run's snapshot hashes the files once (store/versions.py)."""
-    root = _environment_root(env_dir)
-    env = _parse(root, lint=False, version=UNHASHED)
-    refused = [] if env.format != EnvFormat.HARBOR else env.not_yet_run()
-    if refused:
-        raise refused[0]
     return env
 
 

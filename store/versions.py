@@ -40,10 +40,13 @@ __all__ = ["VersionStore", "confined_task_path", "make_diff", "patch_paths", "ta
 
 
 class VersionStore:
-    def __init__(self, config: QAConfig, store: Store):
+    def __init__(self, config: QAConfig, store: Store, *, loaded: Environment | None = None):
+        """`loaded`: the user's task as the caller already loaded it (hashed and parsed: `qa run`'s up-front
+        check), so that its snapshot reads the directory no further (one parse and one hash per version)."""
         self.config, self.store = config, store
         self.root = Path(config.home) / "envs"
         self._named: dict[str, Environment] = {}  # a snapshot never changes: loaded (and named) once per store
+        self._loaded = loaded
 
     def path(self, version: str) -> Path:
         return self.root / version
@@ -75,12 +78,18 @@ class VersionStore:
         parent: str | None = None,
         patch: str | None = None,
     ) -> VersionInfo:
-        """Copy a task directory into the store as a version (idempotent: same content, same version)."""
-        env = load_environment(src_dir)
+        """Copy a task directory into the store as a version (idempotent: same content, same version). The
+        directory the store was handed `loaded` is not loaded again: its version is the one the caller checked
+        (a copy that no longer hashes to it is refused by `_materialize`)."""
+        env = self._loaded_at(src_dir) or load_environment(src_dir)
         if not self.path(env.version).is_dir():
             self._materialize(env.root, env.version)
         info = VersionInfo(version=env.version, parent=parent, patch=patch, author=author, reason=reason, name=env.name)
         return self.store.save_version(info, run_id)
+
+    def _loaded_at(self, src_dir: str | Path) -> Environment | None:
+        loaded = self._loaded
+        return loaded if loaded is not None and loaded.root == Path(src_dir).resolve() else None
 
     def _materialize(self, src: Path, version: str) -> None:
         self.root.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -21,6 +22,9 @@ from envqa.core.errors import EnvQAError, InputError
 from envqa.core.logs import configure_logging
 from envqa.core.statuses import RunStatus
 from envqa.core.verdicts import exit_code
+
+if TYPE_CHECKING:
+    from envqa.core.environment import Environment
 
 
 def run(
@@ -168,7 +172,7 @@ def run(
     if env_dir is None and not resume:
         fail(InputError("ENV_DIR", "missing: give an environment directory, or --resume RUN_ID"), as_json)
     # unknown task.toml keys (issue 23): shown before the run, never an exit 2
-    warnings = [] if resume else _task_warnings(env_dir, as_json)
+    loaded, warnings = (None, []) if resume else _load_task(env_dir, as_json)
     from envqa.app.runner import execute_run  # heavy imports (docker, langgraph) only when running
 
     try:
@@ -179,7 +183,15 @@ def run(
             detach_run(env_dir, cfg, rid, resume=bool(resume), mode=mode, as_json=as_json)
             return
         report = execute_run(
-            env_dir, cfg, rid, resume=bool(resume), quiet=as_json, console=err, approval_mode=mode, ask=ask
+            env_dir,
+            cfg,
+            rid,
+            resume=bool(resume),
+            quiet=as_json,
+            console=err,
+            approval_mode=mode,
+            ask=ask,
+            loaded=loaded,
         )
     except EnvQAError as e:
         fail(e, as_json)
@@ -203,23 +215,26 @@ def _check_trials_from(trials_from: list[Path] | None, as_json: bool) -> None:
             )
 
 
-def _task_warnings(env_dir: Path | None, as_json: bool) -> list[dict]:
+def _load_task(env_dir: Path | None, as_json: bool) -> tuple[Environment | None, list[dict]]:
     """Load the task once up front so bad input fails fast, before the heavy imports and before any state is
-    written; print (and return, for --json) its warnings. A spec.md-only folder has no task yet (issue 13)."""
+    written; print (and return, for --json) its warnings. The run takes its snapshot from this load
+    (app/runner.py `loaded`): the task is read and hashed once. A spec.md-only folder has no task yet (issue 13).
+    """
     from rich.markup import escape
 
     from envqa.agents.generator import is_spec_dir
-    from envqa.core.environment import check_environment
+    from envqa.core.environment import load_environment
 
-    warnings: list[dict] = []
+    loaded = None
     try:
         if not is_spec_dir(env_dir):  # spec.md only: the generate node writes the task (issue 13)
-            warnings = [w.public() for w in check_environment(env_dir).warnings]  # the snapshot hashes it
+            loaded = load_environment(env_dir)
     except EnvQAError as e:
         fail(e, as_json)
+    warnings = [w.public() for w in loaded.warnings] if loaded is not None else []
     for w in warnings:  # escaped: a table name such as [verifier] is not markup
         err.print(f"[yellow]warning:[/] {escape(w['message'])}", highlight=False, soft_wrap=True)
-    return warnings
+    return loaded, warnings
 
 
 def _print_run_report(report: dict, verbose: bool) -> None:

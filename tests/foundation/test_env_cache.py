@@ -128,3 +128,64 @@ def test_one_run_on_the_fake_backend_parses_its_environment_once(tmp_path, fresh
     assert report["verdict"] == "clean"
     assert len(report["trials"]) >= 5
     assert fresh_cache.parses == 1
+
+
+@pytest.fixture
+def keep_logging():
+    """The CLI binds structlog to the runner's captured stderr, closed afterwards: restore what was there."""
+    import structlog
+
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
+
+
+def test_qa_run_from_the_command_line_reads_its_version_once(tmp_path, fresh_cache, monkeypatch, keep_logging):
+    """`qa run` as a user types it, in this process (the CLI's up-front check, the runner, the snapshot, every
+    graph node, trial and probe job): the task is parsed once, its directory hashed once, its task model built
+    once. Before, the CLI and the runner each parsed it again to check it (three parses). Counted by wrapping
+    the parse and the hash, which still run."""
+    import json
+    from collections import Counter
+
+    from typer.testing import CliRunner
+
+    import envqa.core.environment as environment
+    import envqa.store.versions as versions
+    from envqa.app.cli import app
+    from envqa.core.task_model.model import MODELS
+    from tests.fake_tasks import use_backend, wordfreq_backend
+
+    task = _copy("clean-wordfreq", tmp_path / "clean-wordfreq").resolve()
+    qa_toml = tmp_path / "qa.toml"
+    qa_toml.write_text(
+        f'home = "{tmp_path / "home"}"\n[sandbox]\nbackend = "{use_backend(wordfreq_backend())}"\n'
+        '[scheduler]\nmode = "local"\n'
+    )
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    parsed: Counter[Path] = Counter()
+    hashed: Counter[Path] = Counter()
+    real_parse, real_hash = environment._parse, environment.content_hash
+
+    def counted_parse(root, *a, **k):
+        parsed[Path(root)] += 1
+        return real_parse(root, *a, **k)
+
+    def counted_hash(root, *a, **k):
+        hashed[Path(root)] += 1
+        return real_hash(root, *a, **k)
+
+    monkeypatch.setattr(environment, "_parse", counted_parse)
+    monkeypatch.setattr(environment, "content_hash", counted_hash)
+    monkeypatch.setattr(versions, "content_hash", counted_hash)  # the snapshot's check of its copy
+    MODELS.clear()
+
+    res = CliRunner().invoke(app, ["run", str(task), "-c", str(qa_toml), "--approval", "auto", "--json"])
+    assert res.exit_code == 0, res.output[-3000:]
+    report = json.loads(res.stdout.strip().splitlines()[-1])
+    assert report["verdict"] == "clean" and len(report["trials"]) >= 5
+    assert parsed == Counter({task: 1})  # one parse in the whole process, of the user's directory
+    assert hashed[task] == 1
+    # the only other hash: the fresh snapshot's copy, checked against the version it is named by
+    assert [p.parent.name for p in hashed if p != task] == ["envs"] and sum(hashed.values()) == 2
+    assert MODELS.builds == 1 and fresh_cache.parses == 1
