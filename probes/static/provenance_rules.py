@@ -10,55 +10,42 @@
                                /tests) without --noconftest: a conftest.py planted there turns failures into
                                passes (a rootdir or confcutdir under /tests does not stop the test file's own
                                folder's conftest.py).
-  verifier-expectation-from-agent (warning) the verifier reads its expectation (a file named expected, truth,
-                               golden, or read into such a variable) from a path nothing in the task provides,
-                               and compares the agent's other output with it: the agent writes both sides.
-  deleted-module-bytecode-left (warning) the build imports a Python module and then deletes its .py, but the
-                               module's bytecode stays in __pycache__ (what the author meant to hide).
-  verifier-helper-in-image     (warning) the Dockerfile copies into the image a file with the same bytes as a
-                               verifier file the tests use (a helper they import, a test file, a script test.sh
-                               names): the agent reads how it is graded, and a run from its folder may import
-                               the copy it can rewrite.
+  (and the rules over copies and leftovers in probes/static/provenance_copies.py)
 
 A run proves these (trust tracing: verifier-trusts-agent-file; exploit-trusted-file, exploit-verifier-helper,
 exploit-workspace-conftest) and raises them to error or critical, naming the trial; the files alone give a
 warning. Look-alikes stay quiet: truth under tests/ (mounted at verify time only), a decoy in the image the
 verifier never reads, inputs the verifier reads without naming them as its expectation (a database the agent
-must query), pytest with --noconftest or on the files under /tests, hashes under /tests, a starter file that
-shares a helper's name but not its bytes, the tests' own copy of an input under another name (a baseline the
-agent must beat, kept pristine), and data (not code) the tests and the image share.
+must query), pytest with --noconftest or on the files under /tests, hashes under /tests. A reference solution
+that copies an image file onto the output the tests read is the answer in the image too, whatever it is named.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
-from pathlib import Path
 
 from envqa.core.consistency.model import Requirement
-from envqa.core.defaults import PROVENANCE_MIN_HELPER_BYTES
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Severity
-from envqa.core.parsers.shell import Command
+from envqa.core.parsers.shell import Command, parse_script
 from envqa.core.task_config import VerifierEnvironmentMode
 from envqa.core.task_model import model_of
-from envqa.core.task_model.files import TestFile
 from envqa.core.task_model.provenance import Origin, Provenance
-from envqa.core.task_model.tests_reader import TestsModel
+from envqa.probes.static.provenance_copies import (
+    agent_expectation_findings,
+    bytecode_left_findings,
+    image_helper_copy_findings,
+)
 
 # What a verifier calls its expectation: in the file's name or on the line that reads it.
 ANSWERISH = re.compile(r"(expected|answer|truth|golden|gold\b|reference|ground|solution|correct)", re.I)
 EXPECT_VAR = re.compile(r"^\s*(?:with\b.*\bas\s+)?\w*(expected|answer|truth|golden|reference)\w*\s*[=:]", re.I)
 GRADERISH = re.compile(r"(verif|grade|grader|check|judge|score|evaluat|test)", re.I)
-# The narrower reading for a file the agent writes: "answer" and "solution" name the agent's own output there.
-AGENT_EXPECTATION = re.compile(r"(expected|truth|golden|ground_?truth)", re.I)
-AGENT_EXPECT_VAR = re.compile(r"^\s*(?:with\b.*\bas\s+)?\w*(expected|truth|golden)\w*\s*[=:]", re.I)
-VERIFY_TIME_DIRS = ("/tmp", "/var/tmp", "/logs", "/dev", "/proc")  # what the verifier itself may write first
 HASH_TOOLS = {"sha256sum", "sha1sum", "md5sum", "sha512sum", "b2sum", "shasum", "cksum"}
 PATH_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/local/sbin", "/usr/sbin", "/sbin")
 RUNNERS = {"python", "python3", "bash", "sh", "source", ".", "exec", "timeout", "env", "sudo", "perl", "node"}
 NO_PLANT = ("--noconftest",)  # pytest flags that keep a planted conftest.py out
-CODE_SUFFIXES = (".py", ".sh", ".bash", ".js", ".mjs", ".ts", ".rb", ".pl", ".r", ".jl", ".lua")
 
 
 def _answer_reads(reqs: list[Requirement], prov: Provenance) -> list[tuple[Requirement, Origin]]:
@@ -82,29 +69,44 @@ def _answer_reads(reqs: list[Requirement], prov: Provenance) -> list[tuple[Requi
     return out
 
 
-def _agent_expectations(tests: TestsModel, prov: Provenance) -> list[Requirement]:
-    """Reads of an expectation (named so by the file or by the variable it is read into) from a path nothing in
-    the task provides (not the tests, not the image): the agent writes it, and the same test file compares the
-    agent's other work with it. Quiet: a path the tests or test.sh write first, a scratch folder, and a file
-    another verifier file names (a generator in tests/ that writes it at verify time, after the agent)."""
-    paths = [r for r in tests.requirements if r.kind == "path"]
-    written = {prov.absolute(r.value) for r in paths if r.role == "write"}
-    agent = [
-        r
-        for r in paths
-        if r.role == "read"
-        and prov.origin(r.value).kind == "agent"
-        and prov.absolute(r.value) not in written
-        and not prov.absolute(r.value).startswith(tuple(d + "/" for d in VERIFY_TIME_DIRS))
-    ]
+def _solution_copies(env: Environment, prov: Provenance) -> list[tuple[str, str, str]]:
+    """(source, destination, the solution's line) of each `cp SRC DST` / `cat SRC > DST` the reference solution
+    runs, both absolute."""
     out = []
-    for r in agent:
-        name = posixpath.basename(r.value)
-        named = AGENT_EXPECTATION.search(name) or AGENT_EXPECT_VAR.search(r.text)
-        work = [o for o in agent if o.file == r.file and o.value != r.value]
-        generated = any(f.rel != r.file and name in f.text for f in tests.files)
-        if named and work and not generated and r.value not in {o.value for o in out}:
-            out.append(r)
+    for copy in env.solution:
+        script = copy.source / "solve.sh" if copy.source.is_dir() else copy.source
+        if not script.is_file() or script.suffix != ".sh":
+            continue
+        rel = script.relative_to(env.root).as_posix() if script.is_relative_to(env.root) else script.name
+        for cmd in parse_script(script.read_text(errors="replace")):
+            plain = [w for w in cmd.words[1:] if not w.startswith("-")]
+            if cmd.reachable and cmd.name == "cp" and len(plain) == 2:
+                out.append((prov.absolute(plain[0]), prov.absolute(plain[1]), cmd.evidence(rel)))
+            elif cmd.reachable and cmd.name == "cat" and len(plain) == 1:
+                out += [
+                    (prov.absolute(plain[0]), prov.absolute(t), cmd.evidence(rel))
+                    for op, t in cmd.redirects
+                    if op == ">"
+                ]
+    return out
+
+
+def _solution_copied_reads(
+    env: Environment, reqs: list[Requirement], prov: Provenance
+) -> list[tuple[Requirement, Origin, str]]:
+    """Image files the tests read that the reference solution copies onto an output the same tests read: the
+    "solution" is the answer the image already holds (however the test names it)."""
+    copies = _solution_copies(env, prov)
+    reads = [r for r in reqs if r.kind == "path" and r.role == "read"]
+    read_paths = {(r.file, prov.absolute(r.value)) for r in reads}
+    out = []
+    for r in reads:
+        origin = prov.origin(r.value)
+        if not origin.in_image:
+            continue
+        for src, dst, line in copies:
+            if src == prov.absolute(r.value) and (r.file, dst) in read_paths and prov.origin(dst).kind == "agent":
+                out.append((r, origin, line))
     return out
 
 
@@ -139,6 +141,19 @@ def image_answer_findings(env: Environment) -> list[Finding]:
                 location=r.where,
             )
         )
+    for r, origin, copy in _solution_copied_reads(env, tests.requirements, prov):
+        if r.value in seen:
+            continue
+        seen.add(r.value)
+        findings.append(
+            Finding.of(
+                "verifier-reads-image-answer",
+                f"the reference solution copies {r.value}, a file the Dockerfile puts in the agent's image, to the "
+                "output the verifier checks: the answer is in the image, and the agent can copy it the same way",
+                evidence=[copy, r.evidence(), origin.evidence],
+                location=r.where,
+            )
+        )
     script = tests.script
     for line, path, origin in _hash_checks(model.test_sh, script.rel if script else "tests/test.sh", prov):
         if path in seen:
@@ -155,34 +170,6 @@ def image_answer_findings(env: Environment) -> list[Finding]:
             )
         )
     return findings
-
-
-def agent_expectation_findings(env: Environment) -> list[Finding]:
-    model = model_of(env)
-    return [
-        Finding.of(
-            "verifier-expectation-from-agent",
-            f"the verifier reads its expectation from {r.value}, which neither the tests nor the task's image "
-            "provide: the agent writes it, so its work is compared with itself",
-            evidence=[r.evidence()],
-            location=r.where,
-        )
-        for r in _agent_expectations(model.tests, model.provenance)
-    ]
-
-
-def bytecode_left_findings(env: Environment) -> list[Finding]:
-    prov = model_of(env).provenance
-    return [
-        Finding.of(
-            "deleted-module-bytecode-left",
-            f"the build imports {posixpath.basename(path)} and then deletes it, but its bytecode stays in "
-            f"{posixpath.dirname(path)}/__pycache__: the agent can decompile what the build meant to hide",
-            evidence=[imported, removed],
-            location=removed.split(": ", 1)[0],
-        )
-        for path, (imported, removed) in sorted(prov.bytecode_left.items())
-    ]
 
 
 def _program(cmd: Command) -> str | None:
@@ -302,59 +289,6 @@ def plantable_runner_findings(env: Environment) -> list[Finding]:
                 location=f"{script.rel}:{cmd.line}",
             )
         )
-    return findings
-
-
-def _used_by_verifier(f: TestFile, tests: TestsModel) -> bool:
-    """The verifier runs this file: its entry script, a test file pytest collects, a module the tests import, or
-    a file test.sh names."""
-    stem = f.path.stem
-    if f is tests.script or (
-        f.is_python and (stem.startswith("test_") or stem.endswith("_test") or stem == "conftest")
-    ):
-        return True
-    if f.is_python and stem in tests.imported_modules:
-        return True
-    return bool(tests.script and re.search(rf"(?<![\w.-]){re.escape(f.name)}(?![\w-])", tests.script.text))
-
-
-def _same_bytes(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() != b.resolve() and a.read_bytes() == b.read_bytes()
-    except OSError:
-        return False
-
-
-def image_helper_copy_findings(env: Environment) -> list[Finding]:
-    model = model_of(env)
-    tests, prov = model.tests, model.provenance
-    by_size: dict[int, list[TestFile]] = {}
-    for f in tests.files:
-        code = f.suffix.lower() in CODE_SUFFIXES and f.error is None and f.size >= PROVENANCE_MIN_HELPER_BYTES
-        if code and _used_by_verifier(f, tests):
-            by_size.setdefault(f.size, []).append(f)
-    findings, seen = [], set()
-    for path, origin in sorted(prov.image.items()) if by_size else ():
-        if not origin.source or origin.source.strip("./").split("/")[0] in ("tests", "test"):
-            continue  # a copy out of a tests folder: dockerfile-copies-tests says what it is (checks or inputs)
-        copied = env.build_context / origin.source
-        size = copied.stat().st_size if copied.is_file() else -1
-        for f in by_size.get(size, []):
-            # The same name too: under another name the tests keep their own pristine copy of an input the
-            # agent gets (a baseline to beat), which is how a verifier protects itself, not a leak.
-            if f.rel in seen or posixpath.basename(path) != f.name or not _same_bytes(copied, f.path):
-                continue
-            seen.add(f.rel)
-            findings.append(
-                Finding.of(
-                    "verifier-helper-in-image",
-                    f"the Dockerfile copies {path} into the agent's image with the same bytes as {f.rel}, which the "
-                    "verifier runs: the agent reads how it is graded, and a test run from its folder may import "
-                    "the copy it can rewrite",
-                    evidence=[origin.evidence, f"{f.rel}: the verifier's copy (same {f.size} bytes)"],
-                    location=origin.evidence.split(": ", 1)[0],
-                )
-            )
     return findings
 
 

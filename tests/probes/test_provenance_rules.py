@@ -425,3 +425,34 @@ def test_bytecode_of_a_module_deleted_at_build(tmp_path, run, flagged):
             "rm" in found["deleted-module-bytecode-left"][1]
             and "make_puzzle" in found["deleted-module-bytecode-left"][0]
         )
+
+
+@pytest.mark.parametrize(
+    "solve,flagged",
+    [
+        # The reference solution copies an image file onto the output the test compares with it.
+        ("#!/bin/bash\ncp /opt/data/table.bin /app/out.bin\n", True),
+        ("#!/bin/bash\ncat /opt/data/table.bin > /app/out.bin\n", True),
+        # Look-alike: the solution computes the output from the same image file (an input, not the answer).
+        ("#!/bin/bash\nsort /opt/data/table.bin > /app/out.bin\n", False),
+        # Look-alike: it copies the image file somewhere the tests never read.
+        ("#!/bin/bash\ncp /opt/data/table.bin /tmp/backup.bin\nsort /opt/data/table.bin > /app/out.bin\n", False),
+    ],
+)
+def test_a_reference_solution_that_copies_the_answer_in_the_image(tmp_path, solve, flagged):
+    root = write_env(
+        tmp_path / "t",
+        {
+            "environment/Dockerfile": "FROM debian:bookworm\nWORKDIR /app\nCOPY table.bin /opt/data/table.bin\n",
+            "environment/table.bin": "b\na\n",
+            "solution/solve.sh": solve,
+            "tests/test_outputs.py": "def test_out():\n"
+            "    rows = open('/opt/data/table.bin').read().split()\n"
+            "    assert open('/app/out.bin').read().split() == sorted(rows)\n",
+            "tests/test.sh": "#!/bin/bash\n" + REWARD + PYTEST,
+        },
+    )
+    found = rules_of(root)
+    assert ("verifier-reads-image-answer" in found) is flagged, found
+    if flagged:
+        assert found["verifier-reads-image-answer"][0].startswith("solution/solve.sh:2: ")
