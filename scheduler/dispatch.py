@@ -8,7 +8,9 @@ queue's policy travels in `job.meta`, so a worker needs no qa.toml.
 Run (`run_envelope`, what any rq worker calls, `rq worker` and `rq worker-pool` included):
 - the queue is parked (a 429 said so): return `Retry(interval=rest of the park)`. rq schedules the job again
   and frees its RateLimit slot; returning a Retry counts in rq's `number_of_retries`, never in the
-  `retries_left` that bounds attempts, so parking spends no attempt. Other queues are not touched.
+  `retries_left` that bounds attempts, so parking spends no attempt. Other queues are not touched. A job back
+  with under PARK_SETTLE_SEC of the park left (rq brings a scheduled job back up to a second early) waits it out
+  in place.
 - the body raises a rate limit: park the queue (`envqa:parked:<queue>`, only ever moved later), then as above.
 - a transient error: re-raise; rq's Retry schedules the next attempt after its backoff.
 - a permanent error (or the attempts are spent): `retries_left = 0` and re-raise; rq fails the job and
@@ -44,6 +46,7 @@ from envqa.core.defaults import (
     LOST_RECHECK_SEC,
     LOST_SEEN_TTL_SEC,
     PARK_REDIRECTS,
+    PARK_SETTLE_SEC,
 )
 from envqa.core.policy import Action, backoff, decide
 from envqa.scheduler.lease import BEATER, Lease, LeaseLost
@@ -151,6 +154,17 @@ def parked_for(conn: Redis, queue: str) -> float:
     return max(0.0, int(raw) / 1000 - time.time()) if raw else 0.0
 
 
+def park_left(conn: Redis, queue: str) -> float:
+    """Seconds the queue stays parked once this job has waited out a park that ends within PARK_SETTLE_SEC
+    (rq brings a parked job back up to a second early: its scheduled registry truncates to whole seconds); 0
+    when the job may run now. A park moved later meanwhile (another 429) is seen on the re-read."""
+    wait = parked_for(conn, queue)
+    while 0 < wait <= PARK_SETTLE_SEC:
+        time.sleep(wait)
+        wait = parked_for(conn, queue)
+    return wait
+
+
 def park(conn: Redis, queue: str, seconds: float) -> None:
     """Park the queue until now + seconds, never earlier than it already is (two 429s: the later wins)."""
     until = int((time.time() + seconds) * 1000)
@@ -208,7 +222,7 @@ def _run(job: Job, envelope: dict, lease: Lease):
     job.meta["executions"] = int(job.meta.get("executions", 0)) + 1
     job.meta.pop(RETURNED, None)
     job.save_meta()
-    wait = parked_for(job.connection, queue)
+    wait = park_left(job.connection, queue)
     if wait > 0:  # another job of this queue hit the provider's limit: come back when the park ends
         return Retry(max=PARK_REDIRECTS, interval=max(1, math.ceil(wait)), enqueue_at_front=True)
     token = _ATTEMPT.set(job.meta["executions"])
