@@ -8,6 +8,7 @@ rest of the park in place (under PARK_SETTLE_SEC), and still never runs before t
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import UTC
 
@@ -22,6 +23,8 @@ from envqa.core.defaults import PARK_SETTLE_SEC
 from envqa.scheduler.dispatch import park
 from envqa.scheduler.jobs import JobEnvelope, enqueue
 from envqa.scheduler.queues import Keys
+
+from .conftest import wait_for
 
 SETTINGS = SchedulerSettings.model_validate({"models": {"m/a": {"concurrency": 1}}})
 
@@ -54,12 +57,16 @@ def test_a_job_back_just_before_its_park_ends_runs_right_after_it_not_a_round_la
     assert job.meta["executions"] == 1 and "parks" not in job.meta
 
 
-def test_a_job_with_more_than_the_settle_time_left_goes_back_to_rqs_scheduler(redis_conn):
-    park(redis_conn, "m/a", PARK_SETTLE_SEC + 3)
+def test_a_job_with_more_than_the_settle_time_left_is_due_at_the_last_whole_second_of_its_park(redis_conn):
+    park(redis_conn, "m/a", PARK_SETTLE_SEC + 2.5)
     until = _park_end(redis_conn)
     _submit(redis_conn, "j1")
+    # rq dates the Retry from its own clock a moment after ours: start early in a second, so both read the same one
+    wait_for(lambda: time.time() % 1 < 0.5, 2, "the first half of a second")
     SimpleWorker([Queue("m/a", connection=redis_conn)], connection=redis_conn).work(burst=True)
     assert Job.fetch("j1", connection=redis_conn).get_status() == "scheduled"
     assert time.time() < until  # the worker did not hold it for the park
     due = ScheduledJobRegistry("m/a", connection=redis_conn).get_scheduled_time("j1").timestamp()
-    assert until - 1 <= due <= until + 1  # asked back for the park's end, in rq's whole seconds
+    # rq's whole seconds: due at the park's last whole second, so rq's once-a-second scheduler brings it back
+    # within a second of the end (and the rest is waited out in place), never a whole second after it
+    assert due == math.floor(until)
