@@ -221,6 +221,13 @@ PARK_REDIRECTS = 10**6
 """rq retries allowed for parks: a Retry returned for a park is never what ends a job; max_parks does
 (meta["parks"]) (scheduler/dispatch.py)."""
 
+PARK_SETTLE_SEC = 1.0
+"""A parked queue's job that comes back with at most this much of the park left waits it out in place instead of
+another Retry (scheduler/dispatch.py). rq's scheduled registry holds whole seconds, truncated, so a job asked back
+for the park's end is due up to a second before it; another Retry then cost one to two more seconds (a score a
+second later, then rq's scheduler's one-second poll), for every job of the model. Holding the worker and the
+model's slot for under this long is cheaper, and the body still never runs before the Retry-After."""
+
 RESTART_BACKOFF_MAX_SEC = 5.0
 """The cap on a worker loop's restart delay (scheduler/worker.py)."""
 

@@ -8,7 +8,9 @@ queue's policy travels in `job.meta`, so a worker needs no qa.toml.
 Run (`run_envelope`, what any rq worker calls, `rq worker` and `rq worker-pool` included):
 - the queue is parked (a 429 said so): return `Retry(interval=rest of the park)`. rq schedules the job again
   and frees its RateLimit slot; returning a Retry counts in rq's `number_of_retries`, never in the
-  `retries_left` that bounds attempts, so parking spends no attempt. Other queues are not touched.
+  `retries_left` that bounds attempts, so parking spends no attempt. Other queues are not touched. A job back
+  with under PARK_SETTLE_SEC of the park left (rq brings a scheduled job back up to a second early) waits it out
+  in place.
 - the body raises a rate limit: park the queue (`envqa:parked:<queue>`, only ever moved later), then as above.
 - a transient error: re-raise; rq's Retry schedules the next attempt after its backoff.
 - a permanent error (or the attempts are spent): `retries_left = 0` and re-raise; rq fails the job and
@@ -44,6 +46,7 @@ from envqa.core.defaults import (
     LOST_RECHECK_SEC,
     LOST_SEEN_TTL_SEC,
     PARK_REDIRECTS,
+    PARK_SETTLE_SEC,
 )
 from envqa.core.policy import Action, backoff, decide
 from envqa.scheduler.lease import BEATER, Lease, LeaseLost
@@ -145,14 +148,36 @@ def _lost_in_dequeue(conn: Redis, job: Job) -> bool:
     return True
 
 
-def parked_for(conn: Redis, queue: str) -> float:
-    """Seconds the queue stays parked (0 when it is not)."""
+def parked_until(conn: Redis, queue: str) -> float:
+    """When the queue's park ends, in Unix seconds (0.0 when it is not parked)."""
     raw = conn.get(Keys.parked(queue))
-    return max(0.0, int(raw) / 1000 - time.time()) if raw else 0.0
+    return int(raw) / 1000 if raw else 0.0
 
 
-def park(conn: Redis, queue: str, seconds: float) -> None:
-    """Park the queue until now + seconds, never earlier than it already is (two 429s: the later wins)."""
+def park_left(conn: Redis, queue: str) -> float:
+    """When the queue's park ends (Unix seconds) if more than PARK_SETTLE_SEC of it is left; else 0.0, after
+    waiting out the rest in place (rq brings a parked job back up to a second early: see `back_at_park_end`).
+    A park moved later meanwhile (another 429) is seen on the re-read."""
+    until = parked_until(conn, queue)
+    while 0 < until - time.time() <= PARK_SETTLE_SEC:
+        time.sleep(until - time.time())
+        until = parked_until(conn, queue)
+    return until if until > time.time() else 0.0
+
+
+def back_at_park_end(until: float) -> Retry:
+    """The Retry that brings a job of a queue parked until `until` (Unix seconds) back when the park ends. rq
+    takes whole seconds, truncates the due time to whole seconds and polls once a second: a job due at the last
+    whole second at or before the end comes back within a second either side of it and waits out the rest in
+    place (park_left). Rounding the rest of the park up instead made it due a whole second after the end about
+    as often as not. A parked job spends no attempt (PARK_REDIRECTS)."""
+    interval = max(1, math.floor(until) - math.floor(time.time()))
+    return Retry(max=PARK_REDIRECTS, interval=interval, enqueue_at_front=True)
+
+
+def park(conn: Redis, queue: str, seconds: float) -> float:
+    """Park the queue until now + seconds, never earlier than it already is (two 429s: the later wins); returns
+    when the park ends now (Unix seconds)."""
     until = int((time.time() + seconds) * 1000)
     with conn.pipeline() as p:  # set it if absent, else move it only later; PXAT lets the key vanish then
         p.set(Keys.parked(queue), until, pxat=until, nx=True)
@@ -160,6 +185,7 @@ def park(conn: Redis, queue: str, seconds: float) -> None:
         _, current = p.execute()
     if current is not None and int(current) < until:
         conn.set(Keys.parked(queue), until, pxat=until)
+    return max(until, int(current or 0)) / 1000
 
 
 class WorkerStopping(BaseException):
@@ -208,9 +234,9 @@ def _run(job: Job, envelope: dict, lease: Lease):
     job.meta["executions"] = int(job.meta.get("executions", 0)) + 1
     job.meta.pop(RETURNED, None)
     job.save_meta()
-    wait = parked_for(job.connection, queue)
-    if wait > 0:  # another job of this queue hit the provider's limit: come back when the park ends
-        return Retry(max=PARK_REDIRECTS, interval=max(1, math.ceil(wait)), enqueue_at_front=True)
+    until = park_left(job.connection, queue)
+    if until:  # another job of this queue hit the provider's limit: come back when the park ends
+        return back_at_park_end(until)
     token = _ATTEMPT.set(job.meta["executions"])
     try:
         with _StopOnSigterm():
@@ -243,10 +269,10 @@ def _run(job: Job, envelope: dict, lease: Lease):
             error=str(exc)[:200],
         )
         if decision.action == Action.PARK:
-            park(job.connection, queue, decision.delay_sec)
+            until = park(job.connection, queue, decision.delay_sec)
             job.meta["parks"] = parks + 1
             job.save_meta()
-            return Retry(max=PARK_REDIRECTS, interval=max(1, math.ceil(decision.delay_sec)), enqueue_at_front=True)
+            return back_at_park_end(until)
         if decision.action == Action.FAIL:
             job.meta["give_up"] = {"error_class": decision.error_class, "message": f"{decision.reason}: {exc}"}
             job.save_meta()
