@@ -1,0 +1,2 @@
+#!/bin/bash
+cp /app/fixtures/page.html /app/out.html
