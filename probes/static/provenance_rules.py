@@ -124,52 +124,52 @@ def _hash_checks(commands: list[Command], rel: str, prov: Provenance) -> list[tu
 
 
 def image_answer_findings(env: Environment) -> list[Finding]:
+    """One finding per image file: read as the expectation, copied onto the output by the reference solution, or
+    the digest list `sha256sum -c` checks (the first reading that names a file is the one reported)."""
     model = model_of(env)
     prov, tests = model.provenance, model.tests
-    findings = []
-    seen: set[str] = set()
-    for r, origin in _answer_reads(tests.requirements, prov):
-        if r.value in seen:
-            continue
-        seen.add(r.value)
-        findings.append(
-            Finding.of(
-                "verifier-reads-image-answer",
-                f"the verifier reads its expectation from {r.value}, which the Dockerfile puts in the agent's image: "
-                "the agent can read it, or rewrite it to match whatever it produced",
-                evidence=[r.evidence(), origin.evidence],
-                location=r.where,
-            )
-        )
-    for r, origin, copy in _solution_copied_reads(env, tests.requirements, prov):
-        if r.value in seen:
-            continue
-        seen.add(r.value)
-        findings.append(
-            Finding.of(
-                "verifier-reads-image-answer",
-                f"the reference solution copies {r.value}, a file the Dockerfile puts in the agent's image, to the "
-                "output the verifier checks: the answer is in the image, and the agent can copy it the same way",
-                evidence=[copy, r.evidence(), origin.evidence],
-                location=r.where,
-            )
-        )
     script = tests.script
-    for line, path, origin in _hash_checks(model.test_sh, script.rel if script else "tests/test.sh", prov):
-        if path in seen:
-            continue
-        seen.add(path)
-        findings.append(
-            Finding.of(
-                "verifier-reads-image-answer",
-                f"the verifier checks digests listed in {path}, which the Dockerfile puts in the agent's image: a "
-                "root agent rewrites the digest to match its own output",
-                evidence=[line, origin.evidence],
-                location=line.split(": ")[0],
-                case="image-hash",
-            )
+    # (the image file, message, evidence, location, remedy case)
+    found: list[tuple[str, str, list[str], str, str | None]] = [
+        (
+            r.value,
+            f"the verifier reads its expectation from {r.value}, which the Dockerfile puts in the agent's image: "
+            "the agent can read it, or rewrite it to match whatever it produced",
+            [r.evidence(), origin.evidence],
+            r.where,
+            None,
         )
-    return findings
+        for r, origin in _answer_reads(tests.requirements, prov)
+    ]
+    found += [
+        (
+            r.value,
+            f"the reference solution copies {r.value}, a file the Dockerfile puts in the agent's image, to the "
+            "output the verifier checks: the answer is in the image, and the agent can copy it the same way",
+            [copy, r.evidence(), origin.evidence],
+            r.where,
+            None,
+        )
+        for r, origin, copy in _solution_copied_reads(env, tests.requirements, prov)
+    ]
+    found += [
+        (
+            path,
+            f"the verifier checks digests listed in {path}, which the Dockerfile puts in the agent's image: a "
+            "root agent rewrites the digest to match its own output",
+            [line, origin.evidence],
+            line.split(": ")[0],
+            "image-hash",
+        )
+        for line, path, origin in _hash_checks(model.test_sh, script.rel if script else "tests/test.sh", prov)
+    ]
+    first = {}
+    for path, message, evidence, location, case in found:
+        first.setdefault(path, (message, evidence, location, case))
+    return [
+        Finding.of("verifier-reads-image-answer", message, evidence=evidence, location=location, case=case)
+        for message, evidence, location, case in first.values()
+    ]
 
 
 def _program(cmd: Command) -> str | None:
