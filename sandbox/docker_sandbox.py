@@ -37,6 +37,10 @@ KILL_ALL_BUT_OWN = (
     'kill -9 "$p" 2>/dev/null; done'
 )
 DIFF_KINDS = {0: "changed", 1: "added", 2: "deleted"}  # `docker diff`'s Kind
+# The engine's own init (docker_backend starts every container with init=True), bind-mounted over /sbin, which a
+# merged-/usr image shows as /usr/sbin: the diff lists it as added, but no agent and no task wrote it. Left in, the
+# mutation and variation probes spent a verifier run per trial deleting it.
+ENGINE_FILES = frozenset({"/sbin/docker-init", "/usr/sbin/docker-init"})
 
 
 def session_labels() -> dict[str, str]:
@@ -289,12 +293,16 @@ class DockerSandbox(Sandbox):
         the engine's own answer cost 0.6 s and as much of its CPU per call)."""
         local = overlay_changes(*self._layers) if self._guard() else None
         if local is not None:
-            return [PathChange(path=path, kind=DIFF_KINDS[kind]) for path, kind in local]
+            return [PathChange(path=path, kind=DIFF_KINDS[kind]) for path, kind in local if path not in ENGINE_FILES]
         try:
             changes = self.container.diff() or []
         except docker.errors.APIError as e:
             raise SandboxError(f"diff of {self.container.short_id} failed: {e.explanation or e}") from None
-        return [PathChange(path=c["Path"], kind=DIFF_KINDS.get(c.get("Kind"), "changed")) for c in changes]
+        return [
+            PathChange(path=c["Path"], kind=DIFF_KINDS.get(c.get("Kind"), "changed"))
+            for c in changes
+            if c["Path"] not in ENGINE_FILES
+        ]
 
     def _networks(self) -> list[str]:
         self.container.reload()

@@ -22,6 +22,7 @@ pytest() { "$VENV/bin/python" -m pytest "$@"; }
 # The lint first (scripts/lint.sh, seconds): a style, type or layer error fails before the suite's minutes.
 # QA_LINT_FORMAT (the Makefile's LINT_FORMAT_IN_TEST) says whether `ruff format --check` is part of it.
 bash scripts/lint.sh || exit 1
+bash scripts/precompile.sh || exit 1
 if [ $# -gt 0 ]; then
   pytest -m "$tier" --durations=25 "$@"
   rc=$?

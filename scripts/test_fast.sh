@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.." || exit 2
 VENV="${QA_VENV:-.venv}"
 export QA_TEST_TIER=fast DOCKER_HOST="unix:///nonexistent/envqa-fast-tier.sock" QA_SCHEDULER_MODE=local
 unset REDIS_URL QA_STORE_URL QA_TEST_STORE
+bash scripts/precompile.sh || exit 1
 "$VENV/bin/python" -m pytest -m fast "$@"
 rc=$?
 [ $rc -eq 5 ] && { echo "no tests were collected" >&2; exit 1; }

@@ -20,8 +20,6 @@ import bisect
 import shlex
 from dataclasses import dataclass
 
-import bashlex
-
 from envqa.agents.fixers.base import FixContext, register_fixer
 from envqa.core.models import Finding
 from envqa.core.parsers.shell import blank_heredocs, parse_script
@@ -88,6 +86,8 @@ def _spans(text: str) -> list[_Span]:
     """Every simple command's span. Heredoc bodies are blanked first (core/parsers/shell.py), which keeps
     every other line byte for byte, so spans on those lines index the original text; a command on a heredoc
     opener line is left out (its columns moved). A script bashlex refuses whole is parsed per logical line."""
+    import bashlex  # here: its import builds the LALR tables (core/parsers/shell.py says why that matters)
+
     blanked, _ = blank_heredocs(text)
     src_lines, bl_lines = text.split("\n"), blanked.split("\n")
     starts, bl_starts = _line_starts(src_lines), _line_starts(bl_lines)

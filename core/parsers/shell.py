@@ -28,8 +28,6 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-import bashlex
-
 HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
 KEYWORDS = {
     "if",
@@ -364,6 +362,8 @@ def _parse_whole(text: str, source_lines: list[str], line_offset: int = 0) -> tu
     """(commands, whether control reaches the end), or None when bashlex refuses the text."""
     if not text.strip():
         return [], True
+    import bashlex  # here, not at the top: importing it builds its LALR tables (0.2 s of CPU) in every process
+
     try:
         trees = bashlex.parse(text)
     except (
