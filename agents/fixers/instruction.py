@@ -30,6 +30,7 @@ SENTENCES = {
     "output": "Write the result to `{want}`.",
     "exec": "Provide `{want}` as an executable program (the tests run it at that path).",
     "preserve": "Do not modify `{want}`.",
+    "state": "Do not modify the database `{want}`: the tests check what it holds.",
     "user": "The account must be named `{want}`.",
     "branch": "Use the branch `{want}`.",
     "spelling": "Spell `{stated}` as `{want}` in the output: the tests compare `{compared}` exactly.",

@@ -102,21 +102,21 @@ def _in_stated_dir(facts: TaskFacts, path: str) -> bool:
 def path_mismatches(facts: TaskFacts) -> list[Mismatch]:
     out: list[Mismatch] = []
     for r in facts.requirements:
-        if r.kind != "path" or r.role not in ("read", "exec", "preserve"):
+        if r.kind != "path" or r.role not in ("read", "exec", "preserve", "state"):
             continue
         path = r.value.rstrip("/")
         if facts.test_owned(path) or system_path(path) or facts.instruction.mentions(path):
             continue
-        role = "read" if r.role == "preserve" and path in facts.oracle_writes else r.role
-        rivals = _path_rivals(facts, path) if facts.produced(path) or role == "preserve" else []
+        role = "read" if r.role in ("preserve", "state") and path in facts.oracle_writes else r.role
+        rivals = _path_rivals(facts, path) if facts.produced(path) or role in ("preserve", "state") else []
         if rivals:
             out.append(Mismatch(CONTRADICTS, "path", path, r, rivals[0].value.rstrip("/"), rivals[0]))
         elif config_path(path) or facts.instruction.mentions_file(path) or templated(facts.instruction.text, path):
             continue
         elif role in ("read", "exec") and facts.produced(path) and not _in_stated_dir(facts, path):
             out.append(Mismatch(UNSTATED, "exec" if role == "exec" else "output", path, r))
-        elif role == "preserve" and path not in facts.oracle_writes:
-            out.append(Mismatch(UNSTATED, "preserve", path, r))
+        elif role in ("preserve", "state") and path not in facts.oracle_writes:
+            out.append(Mismatch(UNSTATED, role, path, r))
     return out
 
 

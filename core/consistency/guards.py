@@ -184,6 +184,7 @@ def _image(env: Environment) -> tuple[set[str], set[str], str]:
     """(paths the Dockerfile puts in the image, users it creates, the final WORKDIR)."""
     text = _text(env.dockerfile)
     paths: set[str] = set()
+    copies: dict[str, Path] = {}  # image path -> the build context's file copied there
     workdir = "/"
     for span in instruction_spans(text):
         if span.keyword == "WORKDIR":
@@ -193,7 +194,9 @@ def _image(env: Environment) -> tuple[set[str], set[str], str]:
         elif span.keyword in ("COPY", "ADD"):
             flags, words = span.flags_and_args()
             if len(words) >= 2:
-                paths |= _copied(env, words[:-1], _absolute(words[-1], workdir), "from" in flags)
+                copied = _copied(env, words[:-1], _absolute(words[-1], workdir), "from" in flags)
+                paths |= set(copied)
+                copies.update({k: v for k, v in copied.items() if v is not None})
         elif span.keyword == "RUN":
             for cmd in parse_script(span.resolved or span.value):
                 for r in command_requirements(cmd.words, cmd.redirects):
@@ -202,22 +205,42 @@ def _image(env: Environment) -> tuple[set[str], set[str], str]:
                 paths |= {_absolute(t, workdir).rstrip("/") for _op, t in cmd.redirects if t}
                 if cmd.name in ("touch", "mkdir", "cp", "mv", "ln", "install", "git", "tar", "unzip"):
                     paths |= {_absolute(w, workdir).rstrip("/") for w in cmd.words[1:] if not w.startswith("-")}
-                paths |= {r.value.rstrip("/") for r in _python_c(cmd) if r.kind == "path"}
+                paths |= {
+                    r.value.rstrip("/") for r in _python_c(cmd) + _built_by(cmd, copies, workdir) if r.kind == "path"
+                }
     return {p for p in paths if p}, set(USERADD.findall(text)), workdir
 
 
-def _copied(env: Environment, sources: list[str], dest: str, from_stage: bool) -> set[str]:
-    out = {dest.rstrip("/")}
+def _built_by(cmd: Command, copies: dict[str, Path], workdir: str) -> list[Requirement]:
+    """`RUN python3 /app/seed.py`, a script the Dockerfile copied in: the files it opens are in the image (a build
+    step's database or data generator), read from the script as the `-c` program is."""
+    if not re.fullmatch(r"python[\d.]*", cmd.name):
+        return []
+    script = next((w for w in cmd.words[1:] if not w.startswith("-")), "")
+    local = copies.get(_absolute(script, workdir)) if script.endswith(".py") else None
+    if local is None:
+        return []
+    try:
+        return python_requirements("", local.read_text(errors="replace"))
+    except OSError:
+        return []
+
+
+def _copied(env: Environment, sources: list[str], dest: str, from_stage: bool) -> dict[str, Path | None]:
+    """The image paths a COPY makes, each with the build context's file copied there (None for a directory)."""
+    base = dest.rstrip("/")
+    out: dict[str, Path | None] = {base: None}
     if from_stage:
         return out
     for src in sources:
         where = env.build_context / src
         if where.is_dir():
-            base = dest.rstrip("/")
-            out |= {f"{base}/{p.relative_to(where).as_posix()}" for p in where.rglob("*")}
+            out.update(
+                {f"{base}/{p.relative_to(where).as_posix()}": p if p.is_file() else None for p in where.rglob("*")}
+            )
         elif where.is_file():
             into = dest.endswith("/") or len(sources) > 1
-            out.add(f"{dest.rstrip('/')}/{PurePosixPath(src).name}" if into else dest.rstrip("/"))
+            out[f"{base}/{PurePosixPath(src).name}" if into else base] = where
     return out
 
 

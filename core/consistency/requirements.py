@@ -9,6 +9,7 @@ f-strings of constants and names bound to them (`OUT = APP / "out.txt"`). Each r
   read      opened, read, tested for existence (the agent must produce it)
   exec      run as a program
   preserve  its hash or mtime is computed (the agent must leave it as it is)
+  state     a database whose contents are compared with fixed values (core/consistency/db_state.py)
   write     the test writes or creates it itself (its own fixture, never the agent's)
   mention   named in some other way
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 import ast
 import re
 
+from envqa.core.consistency.db_state import module_constants, pinned_databases
 from envqa.core.consistency.model import URL_IN, Requirement
 from envqa.core.consistency.shell_requirements import command_requirements
 from envqa.core.parsers.shell import parse_script
@@ -282,6 +284,11 @@ def tree_requirements(file: str, lines: list[str], tree: ast.Module, line_offset
             child._parent = parent  # type: ignore[attr-defined]
     reader = _Reader(file, lines, tree, line_offset)
     reader.visit(tree)
+    constants = module_constants(tree)
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for path, compare in pinned_databases(fn, reader.resolve.value, constants):
+                reader.add("path", path, "state", compare)
     # a path given a role somewhere is not also a bare mention there
     roled = {(r.value, r.line) for r in reader.out if r.kind == "path" and r.role != "mention"}
     return [r for r in reader.out if not (r.kind == "path" and r.role == "mention" and (r.value, r.line) in roled)]

@@ -172,7 +172,9 @@ class _Reader:
         for r in self.requirements:
             if not first <= r.line <= last:
                 continue
-            target = {"read": out.reads, "exec": out.runs, "preserve": out.unchanged}.get(r.role)
+            target = {"read": out.reads, "exec": out.runs, "preserve": out.unchanged, "state": out.unchanged}.get(
+                r.role
+            )
             if r.kind in ("path", "command") and target is not None and r.value not in target:
                 target.append(r.value)
         for node in ast.walk(fn):

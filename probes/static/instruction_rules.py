@@ -24,6 +24,8 @@ UNSTATED_TEXT = {
     "exec": "the tests run {want}, a program the agent must provide, but the instruction never names it",
     "preserve": "the tests assert {want} is unchanged (its hash or mtime), but the instruction never says to "
     "leave it alone",
+    "state": "the tests compare what the database {want} holds with fixed values, but the instruction never names "
+    "it: an agent cannot know it must leave the database as it is (or bring it to that state)",
     "scratch": "the tests use {want}, which the reference solution makes (its own choice), but the instruction "
     "never names it: an agent that follows the instruction cannot know it",
     "user": "the tests look up the account {want!r}, which the instruction never names",

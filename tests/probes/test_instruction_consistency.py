@@ -29,6 +29,7 @@ FLAWED = {
     "instruction-names-other-branch": "instruction-contradicts-tests",
     "tests-expect-other-spelling": "instruction-spelling-differs-from-tests",
     "tests-require-unmodified-file": "instruction-omits-tested-requirement",
+    "tests-pin-unnamed-database": "instruction-omits-tested-requirement",
 }
 LOOK_ALIKES = [
     "clean-instruction-names-output-path",
@@ -36,6 +37,7 @@ LOOK_ALIKES = [
     "clean-instruction-names-both-branches",
     "clean-instruction-spells-digest-format",
     "clean-instruction-protects-library",
+    "clean-tests-read-database-for-expected",
 ]
 
 
@@ -88,6 +90,23 @@ def test_python_requirements_resolve_paths_and_roles():
     assert ("path", "/app/tool", "exec") in got and ("path", "/tmp/fixture.txt", "write") in got
     assert ("name", "deploy", "user") in got
     assert ("compared", "ok", "ci") in got and ("compared", "sha256:", "cs") in got
+
+
+def test_a_database_compared_with_fixed_values_is_pinned_and_one_that_gives_the_expectation_is_not():
+    src = (
+        "import sqlite3\nfrom contextlib import closing\nDB = '/app/shop.db'\nSEEDED = [(1, 'a')]\n"
+        "def test_rows_kept():\n    conn = sqlite3.connect(DB)\n    cur = conn.cursor()\n"
+        "    rows = cur.execute('SELECT * FROM t').fetchall()\n    assert rows == SEEDED\n"
+        "def test_count_kept():\n    with closing(sqlite3.connect('/app/other.db')) as c:\n"
+        "        n = c.execute('SELECT COUNT(*) FROM t').fetchone()[0]\n    assert n == 3\n"
+        "def test_expected_from_db(tmp_path):\n    conn = sqlite3.connect('/app/input.db')\n"
+        "    want = conn.execute('SELECT SUM(x) FROM t').fetchone()[0]\n"
+        "    assert open('/app/out.txt').read().strip() == str(want)\n"
+    )
+    got = {(r.value, r.role, r.line) for r in python_requirements("tests/test_x.py", src) if r.kind == "path"}
+    assert ("/app/shop.db", "state", 9) in got  # cited at the comparison, not at the connect
+    assert ("/app/other.db", "state", 13) in got  # a with-bound connection, a count
+    assert not any(v == "/app/input.db" and role == "state" for v, role, _ in got)  # nothing fixed on either side
 
 
 def test_shell_requirements_read_commands_not_lines():
