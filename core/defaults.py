@@ -568,3 +568,5 @@ reference solution): enough to find a verifier blind to untouched state, few eno
 growth of the median `qa run` a probe may cost."""
 COLLATERAL_TIME_LIMIT_SEC = 120
 """...and stops starting new damages once this many seconds went to them (coverage then says: budget spent)."""
+COLLATERAL_MAX_RESTORE_BYTES = 8 * 1024 * 1024
+"""A file larger than this is not damaged by the collateral probe: it is read whole to restore it afterwards."""

@@ -15,13 +15,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from envqa.core.defaults import COLLATERAL_TIME_LIMIT_SEC, PROBE_EXEC_SEC
+from envqa.core.defaults import COLLATERAL_MAX_RESTORE_BYTES, COLLATERAL_TIME_LIMIT_SEC, PROBE_EXEC_SEC
 from envqa.core.environment import Environment
 from envqa.core.package_scripts import read_script
 from envqa.core.sandbox import Sandbox
 from envqa.probes.collateral_candidates import SCRIPTS, Damage
-
-MAX_RESTORE_BYTES = 8 * 1024 * 1024  # a larger file is not damaged: it could not be restored
 
 
 @dataclass(frozen=True)
@@ -41,7 +39,7 @@ def _saved(sandbox: Sandbox, damage: Damage) -> tuple[bytes, int] | None:
     if damage.kind == "stop":
         return None
     try:
-        data = sandbox.read_file(damage.target, MAX_RESTORE_BYTES)
+        data = sandbox.read_file(damage.target, COLLATERAL_MAX_RESTORE_BYTES)
     except (FileNotFoundError, IsADirectoryError):
         return None
     mode = sandbox.exec(["stat", "-c", "%a", damage.target], timeout=PROBE_EXEC_SEC).stdout.strip() or "644"
