@@ -2,12 +2,13 @@
 
 A careless agent solves the task and also deletes an unrelated file, empties a log or stops a service. A
 verifier that still passes does not check collateral damage (issue 42, item 5). This module only chooses the
-damages, from the task's Dockerfile, so the choice is a pure function a fast test can pin down; the probe that
-applies them after the reference solution and runs the verifier builds on it.
+damages, from the task's Dockerfile, so the choice is a pure function a fast test can pin down; probe.py applies
+them to the reference solution's end state and runs the verifier.
 
-A path the instruction or the tests mention is never a candidate: the instruction may ask to change it (an
-output) and the tests may read it (an input), so damaging it would judge the task, not the verifier's blind side.
-The choice is deterministic (Dockerfile order, first COLLATERAL_MAX_DAMAGES), so two runs damage the same state.
+A path the instruction or the tests mention (whole, by its file name, or its folder named on its own) is never a
+candidate: the instruction may ask to change it (an output) and the tests may read it (an input), so damaging it
+would judge the task, not the verifier's blind side. Scratch (/tmp) is not state a task keeps. The choice is
+deterministic (Dockerfile order, first COLLATERAL_MAX_DAMAGES), so two runs damage the same state.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from pathlib import Path
 from envqa.core.defaults import COLLATERAL_MAX_DAMAGES
 from envqa.core.parsers.dockerfile import parse_dockerfile
 
+SCRIPTS_PACKAGE = "envqa.probes"  # the damage scripts are package data under probes/scripts/collateral/
 SCRIPTS = {"delete": "scripts/collateral/delete.sh", "truncate": "scripts/collateral/truncate.sh",
            "stop": "scripts/collateral/stop_service.sh"}  # fmt: skip
+SCRATCH = ("/dev/", "/proc/", "/tmp/", "/var/tmp/")  # not state a task keeps
 LOG_DIRS = ("/var/log/",)
 LOG_SUFFIXES = (".log",)
 SERVICE_START = re.compile(r"\bservice\s+([\w.@-]+)\s+start\b|\bsystemctl\s+(?:enable|start)\s+([\w.@-]+)")
@@ -60,12 +63,16 @@ def _run_targets(script: str) -> tuple[list[str], list[str]]:
     """Files a RUN writes (a redirection, a touch) and services it starts."""
     files = REDIRECT.findall(script) + TOUCH.findall(script)
     services = [a or b for a, b in SERVICE_START.findall(script)]
-    return [f for f in files if not f.startswith(("/dev/", "/proc/", "/tmp/"))], services
+    return files, services
 
 
 def _mentioned(target: str, texts: list[str]) -> bool:
-    """The instruction or a test names this path (whole, or by its file name) or this service."""
+    """The instruction or a test names this path (whole, or by its file name), its folder on its own ("the files
+    in /etc/app"; not the /app of "/app/out.txt") or this service."""
     words = [re.compile(rf"(?<![\w.-]){re.escape(w)}(?![\w-]|\.\w)") for w in {target, posixpath.basename(target)} if w]
+    folder = posixpath.dirname(target)
+    if folder.startswith("/") and folder != "/":
+        words.append(re.compile(rf"(?<![\w./-]){re.escape(folder)}/?(?![\w./-]|\.\w)"))
     return any(word.search(text) for word in words for text in texts)
 
 
@@ -94,7 +101,7 @@ def dockerfile_candidates(dockerfile: Path) -> list[Damage]:
                 found.setdefault(("file", path), _damage_for(path, ins.line))
             for service in services:
                 found.setdefault(("service", service), Damage("stop", service, ins.line))
-    return list(found.values())
+    return [d for d in found.values() if d.kind == "stop" or not d.target.startswith(SCRATCH)]
 
 
 def choose_damages(dockerfile: Path, instruction: str, test_texts: list[str],
