@@ -104,9 +104,10 @@ def dockerfile_candidates(dockerfile: Path) -> list[Damage]:
     return [d for d in found.values() if d.kind == "stop" or not d.target.startswith(SCRATCH)]
 
 
-def choose_damages(dockerfile: Path, instruction: str, test_texts: list[str],
-                   limit: int = COLLATERAL_MAX_DAMAGES) -> tuple[list[Damage], str]:  # fmt: skip
-    """The damages to apply (at most `limit`) and, when there are none, why (the probe's coverage note)."""
+def choose_damages(dockerfile: Path, instruction: str, test_texts: list[str], limit: int = COLLATERAL_MAX_DAMAGES,
+                   exclude: frozenset[str] = frozenset()) -> tuple[list[Damage], str]:  # fmt: skip
+    """The damages to apply (at most `limit`; none of the `exclude` targets: what the oracle's own run changed)
+    and, when there are none, why (the probe's coverage note)."""
     candidates = dockerfile_candidates(dockerfile)
     texts = [instruction, *test_texts]
     allowed = [d for d in candidates if not _mentioned(d.target, texts)]
@@ -114,4 +115,7 @@ def choose_damages(dockerfile: Path, instruction: str, test_texts: list[str],
         return [], "no candidates: the Dockerfile puts no file, log or service in the image"
     if not allowed:
         return [], "no candidates: every file and service the image holds is named by the instruction or tests"
-    return allowed[:limit], ""
+    untouched = [d for d in allowed if d.target not in exclude]
+    if not untouched:
+        return [], "no candidates: the oracle's own run changed every file the probe would damage (its outputs)"
+    return untouched[:limit], ""

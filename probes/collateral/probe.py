@@ -100,22 +100,22 @@ def judge_damages(
     return judged, notes
 
 
-def _touched_by_oracle(sandbox: Sandbox) -> set[str]:
+def _touched_by_oracle(sandbox: Sandbox) -> frozenset[str]:
     """Paths the oracle's run changed, added or removed: its work, not collateral."""
     try:
-        return {c.path for c in sandbox.changed_paths()}
+        return frozenset(c.path for c in sandbox.changed_paths())
     except (NotImplementedError, SandboxError):
-        return set()
+        return frozenset()
 
 
 def collateral_findings(ctx, sandbox: Sandbox, result: TrialResult, threshold: float) -> list[Finding]:
     """Damage the kept oracle end state, rerun the verifier, restore; record coverage on `ctx`; the note, if any."""
     env = ctx.env
-    damages, why = choose_damages(env.dockerfile, env.instruction, [verifier_text(env)])
-    touched = _touched_by_oracle(sandbox)
-    damages = [d for d in damages if d.target not in touched]
+    damages, why = choose_damages(
+        env.dockerfile, env.instruction, [verifier_text(env)], exclude=_touched_by_oracle(sandbox)
+    )
     if not damages:
-        ctx.skip(PROBE, why or "no candidates: the oracle's own run changed every file the probe would damage")
+        ctx.skip(PROBE, why)
         return []
     base = Path(result.artifacts_dir or ".") / "probes"
     started = time.monotonic()

@@ -65,6 +65,19 @@ def test_budget_bounds_the_damages_and_keeps_dockerfile_order(tmp_path):
 
 
 @pytest.mark.fast
+def test_what_the_oracle_changed_is_its_work_not_collateral_and_the_budget_counts_after(tmp_path):
+    chosen, _ = choose_damages(
+        write(tmp_path), "Write /app/out.txt.", [], limit=2, exclude=frozenset({"/app/data.csv"})
+    )
+    assert [d.target for d in chosen] == ["/etc/app/settings.conf", "/app/input.txt"]
+    named = write(tmp_path, "FROM envqa-base:bookworm\nCOPY in.txt /app/in.txt\n")
+    assert choose_damages(named, "x", [], exclude=frozenset({"/app/in.txt"})) == (
+        [],
+        "no candidates: the oracle's own run changed every file the probe would damage (its outputs)",
+    )
+
+
+@pytest.mark.fast
 def test_a_file_name_inside_a_longer_word_is_not_a_mention(tmp_path):
     chosen, _ = choose_damages(write(tmp_path), "Write /app/seed.db.bak and read my_data.csv.old", [], limit=10)
     assert "/app/seed.db" in [d.target for d in chosen]
