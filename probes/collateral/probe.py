@@ -110,7 +110,7 @@ def _touched_by_oracle(sandbox: Sandbox) -> frozenset[str]:
 
 def collateral_findings(ctx, sandbox: Sandbox, result: TrialResult, threshold: float) -> list[Finding]:
     """Damage the kept oracle end state, rerun the verifier, restore; record coverage on `ctx`; the note, if any."""
-    env = ctx.env
+    env, started = ctx.env, time.monotonic()
     damages, why = choose_damages(
         env.dockerfile, env.instruction, [verifier_text(env)], exclude=_touched_by_oracle(sandbox)
     )
@@ -118,7 +118,6 @@ def collateral_findings(ctx, sandbox: Sandbox, result: TrialResult, threshold: f
         ctx.skip(PROBE, why)
         return []
     base = Path(result.artifacts_dir or ".") / "probes"
-    started = time.monotonic()
 
     def verdict(label: str, damage: Damage) -> str:
         out = base / label
