@@ -562,3 +562,13 @@ JUNIOR_ESTIMATE_MAX_DAYS = 91.0
 """probes/static/metadata_rules.py: a junior's time estimate is implausible only at or past this many days (a quarter). A
 junior's estimate for a hard task of research depth is honestly weeks (the dev split's feal-* say 13 days, fix-ocaml-gc
 10), so the expert's one-week bound (seconds or hours written as minutes) does not apply to it."""
+
+# The collateral-damage probe (probes/collateral/, issue 42 item 5) on the oracle's kept end state.
+COLLATERAL_MAX_DAMAGES = 3
+"""It applies at most this many damages per task (one verifier run each): enough to find a verifier blind to
+state beside the outputs, few enough to keep its cost under a tenth of the median `qa run` (~30 s)."""
+COLLATERAL_TIME_LIMIT_SEC = 3.0
+"""...and starts no new damage once this many seconds went to them (coverage then names the damages not tried):
+a verifier that takes longer than this to run gets one damage, not three."""
+COLLATERAL_MAX_RESTORE_BYTES = 8 * 1024 * 1024
+"""A file larger than this is not damaged by the collateral probe: it is read whole to restore it afterwards."""

@@ -6,8 +6,9 @@
 - a subpackage per family, its probe, rules and kinds side by side: `static/` (file-only rules over the task
   model: `findings.static_findings`, which qa lint, the hunt and the gate call, and each `*_rules` module),
   `cross_trial/` (one verdict over all of a task's trials), `mutation/` and `variation/` (a probe and its
-  `kinds`), `nop/` (why a do-nothing agent passes), `exploits/` (scripted attacks and their regressions),
-  `network/` (egress, the network by phase, strace's rules), `analyst/` (the trace analyst);
+  `kinds`), `collateral/` (damage beside the outputs the verifier must notice: `candidates` and `probe`, run on
+  the oracle-state probe's end state), `nop/` (why a do-nothing agent passes), `exploits/` (scripted attacks and
+  their regressions), `network/` (egress, the network by phase, strace's rules), `analyst/` (the trace analyst);
 - `scripts/`: files that run inside a sandbox (read with core/package_scripts.read_script).
 
 A family's tests are in tests/probes/ and tests/cross_trial/, named after the module.

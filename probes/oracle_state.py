@@ -1,8 +1,8 @@
 """Probes on the oracle's end state: one traced oracle trial whose container is kept after the verifier.
 
 On that state: verifier re-runs (flakiness), the reference outputs searched for in the image (leaked
-answers), then mutation testing. One container serves all three, so they cost verifier runs, not
-container starts.
+answers), mutation testing, variations, then collateral damage beside the outputs (probes/collateral/). One
+container serves them all, so they cost verifier runs, not container starts.
 
 Trust tracing (probes/trust.py) runs on the end state whatever the oracle did (issue 35): a failing oracle
 still leaves one the verifier judged, and a verifier that reads its expected answer from the agent's image is a
@@ -21,6 +21,8 @@ from envqa.core.registry import VERIFIER_ERRORS
 from envqa.core.sandbox import Sandbox
 from envqa.core.wrap_tools import task_tests_text
 from envqa.probes.base import ProbeContext, register_probe
+from envqa.probes.collateral.probe import PROBE as COLLATERAL
+from envqa.probes.collateral.probe import collateral_findings
 from envqa.probes.flakiness import rerun_findings
 from envqa.probes.mutation.probe import mutation_findings, output_files
 from envqa.probes.network.strace_rules import pass_findings
@@ -125,10 +127,12 @@ def oracle_state_probe(ctx: ProbeContext) -> list[Finding]:
             ctx.ran("oracle_state/mutation")
         else:
             ctx.skip("oracle_state/mutation", "nop already earns reward: every mutant would pass too")
-        if ctx.passed("nop"):  # last: the variation probe's build products are not undone exactly
+        if ctx.passed("nop"):  # the variation probe's build products are not undone exactly: near the end
             ctx.skip(VARIATION, "nop already earns reward: the verifier accepts any end state")
-        else:
-            found.extend(variation_findings(ctx, sandbox, result, threshold))
+            ctx.skip(COLLATERAL, "nop already earns reward: the verifier passes any damage too")
+            return
+        found.extend(variation_findings(ctx, sandbox, result, threshold))
+        found.extend(collateral_findings(ctx, sandbox, result, threshold))  # last: a stopped service stays stopped
 
     trial = ctx.trial("oracle", purpose="hunt-oracle-state", trace=ctx.settings.strace, keep=on_state)
     found.extend(pass_findings(trial, ctx.env.instruction, "the oracle", tests_text=task_tests_text(ctx.env)))

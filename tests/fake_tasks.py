@@ -5,10 +5,11 @@ fake's in-memory files, as the script itself would on Docker. The oracle's solve
 heredoc holds; clean-wordfreq's test.sh runs that program on the cases of the example's own
 tests/test_wordfreq.py (read from the sandbox, executed in this process) and writes reward 1 only when
 all match; always-pass's test.sh writes reward 1 whatever happened, like the real one (and its revision
-by the reward fixer only when /app/sum adds up). Two generic probe
+by the reward fixer only when /app/sum adds up). Three generic probe
 commands are played as well, so the probes see what they would see on Docker: clearing the verifier's
-logs before a re-run, and listing which changed paths are regular files (mutation testing's candidates).
-A probe command nobody scripted exits 127 like a missing binary, and the probe has to cope.
+logs before a re-run, listing which changed paths are regular files (mutation testing's candidates), and the
+collateral probe's damage scripts (a file deleted or emptied). A probe command nobody scripted exits 127 like a
+missing binary, and the probe has to cope.
 """
 
 from __future__ import annotations
@@ -109,8 +110,21 @@ def regular_files(call: ExecCall) -> FakeOutput:
     return FakeOutput(stdout="".join(p + "\n" for p in files))
 
 
+def collateral_damage(call: ExecCall) -> FakeOutput:
+    """The collateral probe's `sh -c SCRIPT collateral TARGET` (probes/scripts/collateral/): delete.sh removes the
+    file, truncate.sh empties an existing one, stop_service.sh finds no process to stop (the fake runs none)."""
+    script, target, fs = call.cmd[2], call.cmd[4], call.sandbox.fs
+    node = fs.node(target)
+    if re.search(r"^rm -f -- \"\$1\"$", script, re.M):
+        fs.remove(target)
+    elif re.search(r": > \"\$1\"", script) and node is not None and node.data is not None:
+        fs.write(target, b"", node.mode)
+    return FakeOutput()
+
+
 def script_probe_commands(backend: FakeBackend) -> None:
     backend.on(r"find /logs/verifier -mindepth 1 -delete")(clear_verifier_logs)
+    backend.on(lambda argv: argv[:2] == ["sh", "-c"] and argv[3:4] == ["collateral"])(collateral_damage)
     backend.on(lambda argv: argv[:2] == ["bash", "-c"] and argv[2].startswith("for p in ") and "stat -c %s" in argv[2])(
         regular_files
     )
