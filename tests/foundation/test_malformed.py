@@ -226,6 +226,9 @@ def outcomes(tmp_path_factory):
         run = run_qa(["run", str(root), "--json"], env, timeout=120)
         return case.id, (root, lint, run, Path(env["QA_HOME"]))
 
+    # pytest makes the session's base temp dir on first use, unlocked: four threads reaching it at once each made
+    # their own, and mktemp then refused a name outside "the" base ("... is not a normalized and relative path").
+    tmp_path_factory.getbasetemp()
     with ThreadPoolExecutor(max_workers=4) as pool:
         return dict(pool.map(one, CASES))
 
