@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Compile the package's modules to __pycache__ before the suite runs. Where PYTHONDONTWRITEBYTECODE is set (this
-# machine's and CI's image set it), no import ever writes bytecode, so each of the suite's ~thousand `qa` and
-# worker processes compiled our ~320 modules from source again: 0.3 s of CPU each, measured. Imports still read
-# the bytecode compileall writes. Only importable packages: the folders of scripts and task templates that are
-# uploaded into sandboxes or copied into new tasks get no __pycache__.
+# Compile the package's modules to __pycache__ before the suite runs. Where PYTHONDONTWRITEBYTECODE is set (the
+# environment of the machines we run on sets it, as many container images do), no import writes bytecode, so each
+# of the suite's `qa` and worker processes compiled our ~320 modules from source again: 0.3 s of CPU each,
+# measured. Imports still read the bytecode compileall writes. Only importable packages: the folders of scripts
+# and task templates that are uploaded into sandboxes or copied into new tasks get no __pycache__.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${QA_VENV:-.venv}"
