@@ -84,7 +84,7 @@ def instruction_spans(text: str) -> list[Span]:
         if start <= skip_until or keyword == "COMMENT":
             continue  # a heredoc body line dockerfile-parse read as an instruction, or a comment
         span = Span(start, item["endline"] + 1, keyword, item["value"])
-        m = HEREDOC_RUN.match(_run_script(span.value)) if keyword == "RUN" else None
+        m = HEREDOC_RUN.match(run_script(span.value)) if keyword == "RUN" else None
         if m:
             body, i = [], start + 1
             while i < len(lines) and lines[i].strip() != m.group(2):
@@ -177,7 +177,8 @@ def _assignments(value: str) -> dict[str, str]:
     return out
 
 
-def _run_script(value: str) -> str:
+def run_script(value: str) -> str:
+    """A RUN value as the shell script it runs: flags (`--mount=…`) dropped, an exec form joined as words."""
     value = value.strip()
     while value.startswith("--"):  # --mount=…, --network=…, --security=…
         value = value.split(None, 1)[1] if " " in value else ""
@@ -204,8 +205,8 @@ def parse_dockerfile(path: Path) -> DockerfileModel:
             continue
         value, raw = span.value, span.value
         if span.keyword == "RUN":
-            raw = _run_script(span.value)
-            value = span.resolved if span.heredoc is not None else _run_script(span.resolved)
+            raw = run_script(span.value)
+            value = span.resolved if span.heredoc is not None else run_script(span.resolved)
         elif span.keyword in ("COPY", "ADD"):
             value = span.resolved
         stages[-1].instructions.append(

@@ -5,6 +5,8 @@ verifier that still passes does not check collateral damage (issue 42, item 5). 
 damages, from the task's Dockerfile, so the choice is a pure function a fast test can pin down; probe.py applies
 them to the reference solution's end state and runs the verifier.
 
+Read from the task model's Dockerfile spans (core/task_model/model.py), so the Dockerfile is not parsed again.
+
 A path the instruction or the tests mention (whole, by its file name, or its folder named on its own) is never a
 candidate: the instruction may ask to change it (an output) and the tests may read it (an input), so damaging it
 would judge the task, not the verifier's blind side. Scratch (/tmp) is not state a task keeps. The choice is
@@ -17,10 +19,9 @@ import posixpath
 import re
 import shlex
 from dataclasses import dataclass
-from pathlib import Path
 
 from envqa.core.defaults import COLLATERAL_MAX_DAMAGES
-from envqa.core.parsers.dockerfile import parse_dockerfile
+from envqa.core.parsers.dockerfile import Span, run_script
 
 SCRIPTS_PACKAGE = "envqa.probes"  # the damage scripts are package data under probes/scripts/collateral/
 SCRIPTS = {"delete": "scripts/collateral/delete.sh", "truncate": "scripts/collateral/truncate.sh",
@@ -81,34 +82,48 @@ def _damage_for(path: str, line: int) -> Damage:
     return Damage("truncate" if is_log else "delete", path, line)
 
 
-def dockerfile_candidates(dockerfile: Path) -> list[Damage]:
+def _final_stage(spans: list[Span]) -> list[tuple[str, str, int]]:
+    """(keyword, value, 1-based line) of the final stage's instructions; COPY/ADD/RUN after ARG/ENV substitution
+    (RUN: its script, flags dropped), WORKDIR as written."""
+    final = max((s.stage for s in spans), default=-1)
+    out = []
+    for span in spans:
+        if span.stage != final or final < 0 or span.keyword in ("FROM", "ARG"):
+            continue
+        value = span.value
+        if span.keyword == "RUN":
+            value = span.resolved if span.heredoc is not None else run_script(span.resolved)
+        elif span.keyword in ("COPY", "ADD"):
+            value = span.resolved
+        out.append((span.keyword, value, span.start + 1))
+    return out
+
+
+def dockerfile_candidates(spans: list[Span]) -> list[Damage]:
     """Every damage the final stage's COPY/ADD/RUN/WORKDIR make possible, in Dockerfile order, no repeats."""
-    model = parse_dockerfile(dockerfile)
-    if model.final is None:
-        return []
     found: dict[tuple[str, str], Damage] = {}
     workdir = "/"
-    for ins in model.final.instructions:
-        if ins.instruction == "WORKDIR":
-            workdir = posixpath.join(workdir, ins.value.strip())
-        elif ins.instruction in ("COPY", "ADD"):
-            args = [a for a in shlex.split(ins.value) if not a.startswith("--")] if ins.value else []
+    for keyword, value, line in _final_stage(spans):
+        if keyword == "WORKDIR":
+            workdir = posixpath.join(workdir, value.strip())
+        elif keyword in ("COPY", "ADD"):
+            args = [a for a in shlex.split(value) if not a.startswith("--")] if value else []
             for path in _copy_targets(args, workdir):
-                found.setdefault(("file", path), _damage_for(path, ins.line))
-        elif ins.instruction == "RUN":
-            files, services = _run_targets(ins.value)
+                found.setdefault(("file", path), _damage_for(path, line))
+        elif keyword == "RUN":
+            files, services = _run_targets(value)
             for path in files:
-                found.setdefault(("file", path), _damage_for(path, ins.line))
+                found.setdefault(("file", path), _damage_for(path, line))
             for service in services:
-                found.setdefault(("service", service), Damage("stop", service, ins.line))
+                found.setdefault(("service", service), Damage("stop", service, line))
     return [d for d in found.values() if d.kind == "stop" or not d.target.startswith(SCRATCH)]
 
 
-def choose_damages(dockerfile: Path, instruction: str, test_texts: list[str], limit: int = COLLATERAL_MAX_DAMAGES,
+def choose_damages(spans: list[Span], instruction: str, test_texts: list[str], limit: int = COLLATERAL_MAX_DAMAGES,
                    exclude: frozenset[str] = frozenset()) -> tuple[list[Damage], str]:  # fmt: skip
     """The damages to apply (at most `limit`; none of the `exclude` targets: what the oracle's own run changed)
     and, when there are none, why (the probe's coverage note)."""
-    candidates = dockerfile_candidates(dockerfile)
+    candidates = dockerfile_candidates(spans)
     texts = [instruction, *test_texts]
     allowed = [d for d in candidates if not _mentioned(d.target, texts)]
     if not candidates:

@@ -26,12 +26,16 @@ from envqa.core.defaults import COLLATERAL_MAX_RESTORE_BYTES, COLLATERAL_TIME_LI
 from envqa.core.models import Finding, TrialResult
 from envqa.core.package_scripts import read_script
 from envqa.core.sandbox import Sandbox, SandboxError
+from envqa.core.task_model import model_of
 from envqa.probes.collateral.candidates import SCRIPTS, SCRIPTS_PACKAGE, Damage, choose_damages
 from envqa.probes.flakiness import verdict_on_state
 from envqa.probes.verifier_writes import verifier_text
 
 RULE = "verifier-blind-to-collateral"
 PROBE = "oracle_state/collateral"
+# The damage scripts, read once when the module loads (core/package_scripts.py: a script that did not ship fails
+# at import, not in the middle of a run).
+DAMAGE_SCRIPTS = {kind: read_script(SCRIPTS_PACKAGE, name) for kind, name in SCRIPTS.items()}
 RUNNING = 'for c in /proc/[0-9]*/comm; do [ "$(cat "$c" 2>/dev/null)" = "$1" ] && exit 0; done; exit 1'
 Verdict = Callable[[str, Damage], str]  # the verifier on the damaged state, recorded under a label (collateral-N)
 
@@ -90,8 +94,7 @@ def judge_damages(
         if damage.kind != "stop" and saved is None:
             notes.append(f"{damage.target}: absent on the end state, a folder, or too large to restore")
             continue
-        script = read_script(SCRIPTS_PACKAGE, SCRIPTS[damage.kind])
-        sandbox.exec(["sh", "-c", script, "collateral", damage.target], timeout=PROBE_EXEC_SEC)
+        sandbox.exec(["sh", "-c", DAMAGE_SCRIPTS[damage.kind], "collateral", damage.target], timeout=PROBE_EXEC_SEC)
         try:
             judged.append(Judged(damage, verdict(f"collateral-{len(judged) + 1}", damage)))
         finally:
@@ -112,7 +115,7 @@ def collateral_findings(ctx, sandbox: Sandbox, result: TrialResult, threshold: f
     """Damage the kept oracle end state, rerun the verifier, restore; record coverage on `ctx`; the note, if any."""
     env, started = ctx.env, time.monotonic()
     damages, why = choose_damages(
-        env.dockerfile, env.instruction, [verifier_text(env)], exclude=_touched_by_oracle(sandbox)
+        model_of(env).dockerfile_spans, env.instruction, [verifier_text(env)], exclude=_touched_by_oracle(sandbox)
     )
     if not damages:
         ctx.skip(PROBE, why)

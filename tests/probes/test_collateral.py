@@ -10,6 +10,7 @@ import pytest
 from envqa.core.config import DEFAULT_BASE_IMAGE
 from envqa.core.environment import load_environment
 from envqa.core.package_scripts import read_script
+from envqa.core.parsers.dockerfile import instruction_spans
 from envqa.core.sandbox import SandboxSpec
 from envqa.probes.collateral.candidates import SCRIPTS, SCRIPTS_PACKAGE, Damage, choose_damages, dockerfile_candidates
 from envqa.probes.collateral.probe import PROBE, RULE, judge_damages
@@ -28,15 +29,14 @@ RUN service redis-server start
 """
 
 
-def write(tmp_path, text=DOCKERFILE):
-    path = tmp_path / "Dockerfile"
-    path.write_text(text)
-    return path
+def spans(text=DOCKERFILE):
+    """The Dockerfile's spans, as the task model holds them (what the probe chooses from)."""
+    return instruction_spans(text)
 
 
 @pytest.mark.fast
 def test_candidates_come_from_copy_run_and_services_in_order(tmp_path):
-    assert dockerfile_candidates(write(tmp_path)) == [
+    assert dockerfile_candidates(spans()) == [
         Damage("delete", "/etc/app/settings.conf", 3),
         Damage("delete", "/app/data.csv", 4),
         Damage("delete", "/app/input.txt", 4),
@@ -50,7 +50,7 @@ def test_candidates_come_from_copy_run_and_services_in_order(tmp_path):
 def test_paths_the_instruction_or_tests_name_are_never_damaged(tmp_path):
     instruction = "Read /app/input.txt and write the sum to /app/out.txt. Do not change settings.conf."
     tests = ["def test_sum():\n    assert open('/app/data.csv').read()\n"]
-    chosen, why = choose_damages(write(tmp_path), instruction, tests, limit=10)
+    chosen, why = choose_damages(spans(), instruction, tests, limit=10)
     targets = [d.target for d in chosen]
     assert why == ""
     assert "/app/input.txt" not in targets and "/app/data.csv" not in targets
@@ -60,17 +60,15 @@ def test_paths_the_instruction_or_tests_name_are_never_damaged(tmp_path):
 
 @pytest.mark.fast
 def test_budget_bounds_the_damages_and_keeps_dockerfile_order(tmp_path):
-    chosen, _ = choose_damages(write(tmp_path), "Write /app/out.txt.", [], limit=2)
+    chosen, _ = choose_damages(spans(), "Write /app/out.txt.", [], limit=2)
     assert [d.target for d in chosen] == ["/etc/app/settings.conf", "/app/data.csv"]
 
 
 @pytest.mark.fast
 def test_what_the_oracle_changed_is_its_work_not_collateral_and_the_budget_counts_after(tmp_path):
-    chosen, _ = choose_damages(
-        write(tmp_path), "Write /app/out.txt.", [], limit=2, exclude=frozenset({"/app/data.csv"})
-    )
+    chosen, _ = choose_damages(spans(), "Write /app/out.txt.", [], limit=2, exclude=frozenset({"/app/data.csv"}))
     assert [d.target for d in chosen] == ["/etc/app/settings.conf", "/app/input.txt"]
-    named = write(tmp_path, "FROM envqa-base:bookworm\nCOPY in.txt /app/in.txt\n")
+    named = spans("FROM envqa-base:bookworm\nCOPY in.txt /app/in.txt\n")
     assert choose_damages(named, "x", [], exclude=frozenset({"/app/in.txt"})) == (
         [],
         "no candidates: the oracle's own run changed every file the probe would damage (its outputs)",
@@ -79,18 +77,18 @@ def test_what_the_oracle_changed_is_its_work_not_collateral_and_the_budget_count
 
 @pytest.mark.fast
 def test_a_file_name_inside_a_longer_word_is_not_a_mention(tmp_path):
-    chosen, _ = choose_damages(write(tmp_path), "Write /app/seed.db.bak and read my_data.csv.old", [], limit=10)
+    chosen, _ = choose_damages(spans(), "Write /app/seed.db.bak and read my_data.csv.old", [], limit=10)
     assert "/app/seed.db" in [d.target for d in chosen]
 
 
 @pytest.mark.fast
 def test_no_candidates_says_why(tmp_path):
-    bare = write(tmp_path, "FROM envqa-base:bookworm\nWORKDIR /app\n")
+    bare = spans("FROM envqa-base:bookworm\nWORKDIR /app\n")
     assert choose_damages(bare, "x", []) == (
         [],
         "no candidates: the Dockerfile puts no file, log or service in the image",
     )
-    named = write(tmp_path, "FROM envqa-base:bookworm\nCOPY in.txt /app/in.txt\n")
+    named = spans("FROM envqa-base:bookworm\nCOPY in.txt /app/in.txt\n")
     chosen, why = choose_damages(named, "Sort /app/in.txt in place.", [])
     assert chosen == [] and why.startswith("no candidates: every file")
 
@@ -103,7 +101,7 @@ def test_every_damage_kind_has_a_shipped_script():
 
 @pytest.mark.fast
 def test_a_folder_named_on_its_own_protects_its_files_but_a_path_below_it_does_not(tmp_path):
-    dockerfile = write(tmp_path)
+    dockerfile = spans()
     chosen, _ = choose_damages(dockerfile, "Fix the settings under /etc/app so the port is 80.", [], limit=10)
     assert "/etc/app/settings.conf" not in [d.target for d in chosen]
     chosen, _ = choose_damages(dockerfile, "Write /app/out.txt.", [], limit=10)
