@@ -25,6 +25,7 @@ from envqa.core.imported_trials import as_trial_result, imported_trial_id
 from envqa.core.layout import RunLayout
 from envqa.core.models import Finding, Severity
 from envqa.core.readers import iter_runs
+from envqa.core.readers.harbor_job import read_job
 from envqa.graphs.imported import keep_files
 from envqa.probes.cross_trial.probe import TaskTrials, cross_trial_findings
 from envqa.probes.cross_trial.report import dataset_exit, task_triage
@@ -48,15 +49,42 @@ def read_all(
 
 
 def groups(trials: list[ImportedTrial]) -> list[dict]:
-    """Each agent/model group: its trials, and where its agent and model names came from (the output says it)."""
+    """Each group: its trials, which rule named it ("agent+model" where the model is known, else "job folder":
+    the agent in its job, core/readers/groups.py) and where its agent and model names came from."""
     out: dict[str, dict] = {}
     for t in trials:
+        rule = t.group_rule
         g = out.setdefault(
             t.agent_model,
-            {"group": t.agent_model, "trials": 0, "agent_from": t.agent_source, "model_from": t.model_source},
+            {
+                "group": t.agent_model,
+                "trials": 0,
+                "rule": rule,
+                "named_by": f"agent+model from {t.model_source or 'the record'}" if rule == "agent+model" else rule,
+                "job": t.job_label if rule == "job folder" else None,
+                "agent_from": t.agent_source,
+                "model_from": t.model_source,
+            },
         )
         g["trials"] += 1
     return sorted(out.values(), key=lambda g: g["group"])
+
+
+def job_counts(trials: list[ImportedTrial]) -> tuple[list[dict], list[ImportProblem]]:
+    """What Harbor counted for each job the trials came from (`<job>/result.json`): a job still running or with
+    trials pending is said, since its pass rates count only what was written. A broken file is one problem."""
+    jobs: dict[str, str] = {}
+    for t in trials:
+        if t.source_format == "harbor" and t.job_path:
+            jobs.setdefault(t.job_path, t.job_label)
+    out, problems = [], []
+    for path, label in sorted(jobs.items()):
+        job, problem = read_job(Path(path), label)
+        if problem is not None:
+            problems.append(problem)
+        if job is not None:
+            out.append({**job.model_dump(), "unfinished": job.unfinished})
+    return out, problems
 
 
 def never_ran(trials: list[ImportedTrial]) -> list[dict]:
@@ -153,6 +181,8 @@ def analyze(
 ) -> dict:
     """The whole `qa analyze` document: per task the triage, plus what could not be read or matched."""
     trials, problems = read_all(paths, on_trial)
+    jobs, job_problems = job_counts(trials)
+    problems += job_problems
     matching = match_trials(trials, dataset_tasks(tasks) if tasks else None)
     triages = triage_matching(matching, config, count_stale)
     sibling_shortcuts(triages)
@@ -167,6 +197,7 @@ def analyze(
         "unreadable_trials": sum(p.lost_trial for p in problems),
         "band": [config.sweep.band_low, config.sweep.band_high],
         "groups": groups(trials),
+        "jobs": jobs,
         "never_ran": never_ran(trials),
         "look_first": look_first(triages),
         "tasks": triages,

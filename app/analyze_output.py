@@ -48,15 +48,34 @@ def _reading_lines(doc: dict) -> list[str]:
         f"{doc['trials']} trials read, {doc.get('unreadable_trials', 0)} unreadable, {len(doc['problems'])} file(s) not read"
     ]
     for g in doc.get("groups", []):
-        source = (
-            f"agent from {g['agent_from'] or 'the record'}, model from {g['model_from'] or 'nowhere (none recorded)'}"
-        )
-        lines.append(f"group {g['group']}: {g['trials']} trials ({source})")
+        lines.append(f"group {g['group']}: {g['trials']} trials ({_named_by(g)})")
+    for j in doc.get("jobs", []):
+        if j.get("unfinished") or j.get("n_retries") or j.get("n_cancelled_trials"):
+            lines.append(f"job {j['label']}: {_job_counts(j)}")
     for n in doc.get("never_ran", []):
         lines.append(
             f"never ran (infra, out of pass rates): {n['group']} in {n['trials']} trial(s), e.g. {', '.join(n['examples'])}"
         )
     return lines
+
+
+def _named_by(g: dict) -> str:
+    """Which rule named the group, and where its names came from."""
+    agent = f"agent from {g['agent_from'] or 'the record'}"
+    if g.get("rule") == "job folder":
+        return f"job folder {g.get('job')}: no model recorded; {agent}"
+    return f"{g.get('named_by') or 'agent+model'}; {agent}, model from {g['model_from'] or 'nowhere (none recorded)'}"
+
+
+def _job_counts(j: dict) -> str:
+    """Harbor's own counts for a job that had not finished, retried or cancelled (said: its rates are partial)."""
+    names = ("completed", "errored", "running", "pending", "cancelled")
+    parts = [f"{j[f'n_{n}_trials']} {n}" for n in names if j.get(f"n_{n}_trials") is not None]
+    if j.get("n_retries"):
+        parts.append(f"retried {j['n_retries']}")
+    total = f" ({j['n_total_trials']} trials)" if j.get("n_total_trials") is not None else ""
+    note = " (not finished: pass rates count the trials written so far)" if j.get("unfinished") else ""
+    return f"Harbor's counts{total}: {', '.join(parts)}{note}"
 
 
 def print_text(doc: dict, console: Console) -> None:

@@ -47,6 +47,8 @@ class ImportedTrial(BaseModel):
     path: str  # the trial's folder (or the run folder for tb runs written with run-level files only)
     trial_name: str  # unique within its job/run, e.g. "hello-world__AbC12de" or "hello-world.1-of-5"
     job_name: str = ""  # Harbor job / tb run id
+    job_path: str = ""  # the job's (tb: the run's) folder, when read from one
+    job_label: str = ""  # the job's name from its folders (core/readers/groups.py): the group when no model is known
     task_name: str  # Harbor task_name / tb task_id: what matching to a task on disk uses
     task_checksum: str | None = None  # Harbor's task checksum, when recorded
     agent: str  # the agent's name (e.g. "claude-code", "terminus-2", "oracle")
@@ -69,8 +71,36 @@ class ImportedTrial(BaseModel):
 
     @property
     def agent_model(self) -> str:
-        """The identity pass rates are grouped by: the agent plus the model it ran."""
-        return f"{self.agent}/{self.model}" if self.model else self.agent
+        """The group pass rates count in: the agent plus the model it ran; with no model known, the agent in its
+        job (`agentx@agentx-model-a__0.40`), so two jobs of one agent on two unnamed models stay two groups."""
+        if self.model:
+            return f"{self.agent}/{self.model}"
+        return f"{self.agent}@{self.job_label}" if self.job_label else self.agent
+
+    @property
+    def group_rule(self) -> str:
+        """Which rule named the group: "agent+model" (the model is known) or "job folder"."""
+        return "job folder" if not self.model and self.job_label else "agent+model"
+
+
+class ImportedJob(BaseModel):
+    """What a harness counted for one job (Harbor's JobResult stats): says whether it finished; None where the
+    file does not say."""
+
+    path: str  # the job's folder
+    label: str  # the job's name (its group's, when the model is unknown)
+    n_total_trials: int | None = None
+    n_completed_trials: int | None = None
+    n_errored_trials: int | None = None
+    n_running_trials: int | None = None
+    n_pending_trials: int | None = None
+    n_cancelled_trials: int | None = None
+    n_retries: int | None = None
+    stats_names: str = "none"  # which JobStats names the file used: "0.6.2+" | "before 0.6.2" | "none"
+
+    @property
+    def unfinished(self) -> bool:
+        return bool(self.n_running_trials or self.n_pending_trials)
 
 
 class ImportProblem(BaseModel):

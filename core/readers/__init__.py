@@ -49,14 +49,20 @@ def iter_runs(
     pass_threshold: float = 1.0,
 ) -> Iterator[ImportedTrial | ImportProblem]:
     """Each path may be a Harbor trial, job or folder of jobs; a tb run, tb trial or folder of runs. A trial
-    read twice (a copy of a run nested in another, a path given twice) is yielded once."""
-    seen: set[tuple[str, ...]] = set()
+    read twice (a copy of a run nested in another, a path given twice) is yielded once; with no model known, only
+    when the folders name its job alike, since they are then all that tells two jobs apart. A job label (the group of
+    trials with no model, core/readers/groups.py) that two job folders share names the first of them only."""
+    seen: set[tuple[str | None, ...]] = set()
+    label_owner: dict[str, str] = {}  # job label -> the job folder it names
     for item in _iter_paths(paths, pass_threshold):
         if isinstance(item, ImportedTrial):
-            key = (item.source_format, item.agent_model, item.job_name, item.task_name, item.trial_name)
+            named_by = None if item.model else item.job_label  # with no model known, the folder is the job's name
+            key = (item.source_format, item.agent, item.model, named_by, item.job_name, item.task_name, item.trial_name)
             if key in seen:
                 continue
             seen.add(key)
+            if item.job_label and label_owner.setdefault(item.job_label, item.job_path) != item.job_path:
+                item.job_label = item.job_path  # another job folder holds this name: the path tells them apart
         yield item
 
 

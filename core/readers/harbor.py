@@ -10,7 +10,7 @@ Where each fact comes from (Harbor 0.26.0 source):
     `verifier_result.rewards`, `exception_info.{exception_type,exception_message}`, `started_at`/`finished_at`,
     `step_results[]` (StepResult: `step_name`, `verifier_result`, `exception_info`).
   - `models/job/result.py` JobResult is `<job>/result.json`; Job (`job.py` `_write_job_result`) writes it
-    without `trial_results`, so trials are read from the trial folders, never from the job file.
+    without `trial_results`, so trials are read from the trial folders; its counts, by core/readers/harbor_job.py.
   - `models/trial/error_policy.py`: which exception types leave no valid reward (`has_valid_reward=False`);
     those trials are infra. AgentTimeoutError and NonZeroAgentExitCodeError keep a valid reward, so a
     timed-out agent whose verifier passed is a pass, as Harbor's JobStats counts it.
@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from envqa.core.imported import ImportedTrial, ImportProblem, TrajectoryStep
 from envqa.core.models import Outcome, StepResult
 from envqa.core.readers.common import MESSAGE_MAX, ReadError, load_object, read_text, says_not_found, trim
+from envqa.core.readers.groups import job_label
 from envqa.core.readers.harbor_files import stdout_tail, trajectory, verifier_tests
 from envqa.core.rewards import VerifierError, parse_reward_files
 
@@ -173,9 +174,10 @@ def is_job_dir(path: Path) -> bool:
 
 def iter_job(job_dir: Path, *, pass_threshold: float = 1.0) -> Iterator[ImportedTrial | ImportProblem]:
     """Every trial folder of a job, sorted by name; an unreadable one is an ImportProblem, the rest go on."""
+    label = job_label(job_dir)
     for child in sorted(p for p in job_dir.iterdir() if p.is_dir()):
         if is_trial_dir(child):
-            yield from read_trial(child, job_name=job_dir.name, pass_threshold=pass_threshold)
+            yield from read_trial(child, job_name=job_dir.name, pass_threshold=pass_threshold, label=label)
 
 
 def read_trial(
@@ -183,12 +185,14 @@ def read_trial(
     *,
     job_name: str = "",
     pass_threshold: float = 1.0,
+    label: str | None = None,
 ) -> Iterator[ImportedTrial | ImportProblem]:
-    """One trial folder: the trial, plus a problem for each side file (trajectory, ctrf) that was unreadable."""
+    """One trial folder: the trial, plus a problem per unreadable side file; `label`: core/readers/groups.py."""
     problems: list[ImportProblem] = []
     try:
         result = _load_result(trial_dir)
         trial = _build(trial_dir, result, job_name, pass_threshold, problems)
+        trial.job_path, trial.job_label = str(trial_dir.parent), label or job_label(trial_dir.parent)
     except ReadError as e:
         yield ImportProblem(path=str(e.path), message=e.message)
         return

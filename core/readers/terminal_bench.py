@@ -238,6 +238,8 @@ def _build(trial_dir: Path, r: _TrialResults, meta: RunIdentity, *, from_folder:
         path=str(trial_dir),
         trial_name=r.trial_name,
         job_name=meta.run_id,
+        job_path=meta.run_path,
+        job_label=meta.run_label,
         task_name=r.task_id,
         agent=meta.agent_name,
         model=meta.model_name,
