@@ -26,6 +26,8 @@ from envqa.core.task_config import TaskConfig, TaskOS
 from envqa.core.task_config_keys import ConfigWarning, unknown_keys
 from envqa.core.task_layout import StepFiles, bundled_tests, compose_services, resolve_steps
 from envqa.core.task_tree import check_task_tree
+from envqa.core.tb1_parsers import TB1_PARSERS
+from envqa.core.tb1_schema import tb1_unknown_keys
 
 # Files that describe how envqa should judge an example, not part of the environment itself.
 NOT_PART_OF_VERSION = {"qa-expected.json"}
@@ -38,8 +40,15 @@ class EnvFormat(StrEnum):
 
 
 class RewardSource(StrEnum):
+    """Where the verifier's verdict is read: Harbor's reward files, or the verifier's output read by the
+    Terminal-Bench parser the task.yaml names (core/tb1_parsers.py `TB1_PARSERS`, one member per parser)."""
+
     FILE = "file"  # /logs/verifier/reward.txt or reward.json (Harbor)
-    PYTEST = "pytest"  # pass/fail parsed from pytest's summary (Terminal-Bench 1)
+    PYTEST = "pytest"  # pytest's -rA summary or final counts
+    SWEBENCH = "swebench"  # PASSED between the SWEBench markers
+    SWELANCER = "swelancer"  # "swe lancer success" / "failure" / user_tool completed
+    MLEBENCH = "mlebench"  # ALL TESTS PASSED between the MLEBench markers
+    SWEPERF = "sweperf"  # PASSED between the SWE-Perf markers
 
 
 class FileCopy(BaseModel):
@@ -65,7 +74,7 @@ class Environment(BaseModel):
     verifier_command: str = "bash /tests/test.sh"
     reward_source: RewardSource = RewardSource.FILE
     version: str
-    warnings: list[ConfigWarning] = Field(default_factory=list)  # unknown task.toml keys (never an error)
+    warnings: list[ConfigWarning] = Field(default_factory=list)  # unknown task.toml/task.yaml keys (never an error)
     steps: list[StepFiles] = Field(default_factory=list)  # [[steps]]: a multi-step task's files
     compose_file: Path | None = None
     compose_services: list[str] = Field(default_factory=list)
@@ -252,7 +261,10 @@ def _moved(env: Environment, old: Path, new: Path) -> Environment:
     if old == new:
         return env
     moved = rebased(env, old, new)
-    warnings = unknown_keys(env.config, str(new / "task.toml")) if env.format == EnvFormat.HARBOR else []
+    if env.format == EnvFormat.HARBOR:
+        warnings = unknown_keys(env.config, str(new / "task.toml"))
+    else:
+        warnings = [w.model_copy(update={"file": str(new / "task.yaml")}) for w in env.warnings]
     return moved.model_copy(update={"name": _env_name(new, env.config, env.format), "warnings": warnings})
 
 
@@ -332,26 +344,6 @@ def _load_harbor(root: Path, lint: bool, version: str | None = None) -> Environm
     )
 
 
-TB1_KEYS = {
-    "instruction",
-    "descriptions",
-    "author_name",
-    "author_email",
-    "difficulty",
-    "category",
-    "tags",
-    "parser_name",
-    "max_agent_timeout_sec",
-    "max_test_timeout_sec",
-    "run_tests_in_same_shell",
-    "disable_asciinema",
-    "estimated_duration_sec",
-    "expert_time_estimate_min",
-    "junior_time_estimate_min",
-    "test_scripts",
-}
-
-
 def _load_tb1(root: Path, version: str | None = None) -> Environment:
     """Terminal-Bench 1: task.yaml, Dockerfile at the root, solution.sh, run-tests.sh, tests/."""
     yaml_path = root / "task.yaml"
@@ -363,17 +355,15 @@ def _load_tb1(root: Path, version: str | None = None) -> Environment:
         raise _fail(yaml_path, "invalid YAML: nested deeper than the parser allows") from None
     if not isinstance(raw, dict):
         raise _fail(yaml_path, "expected a mapping of keys (instruction, max_agent_timeout_sec, ...)")
-    unknown = sorted(set(raw) - TB1_KEYS)
-    if unknown:
-        raise _fail(yaml_path, "unknown field (not part of the Terminal-Bench task.yaml schema)", unknown[0])
     instruction = raw.get("instruction")
     if not instruction and isinstance(raw.get("descriptions"), list) and raw["descriptions"]:
         instruction = raw["descriptions"][0].get("description")
     if not isinstance(instruction, str) or not instruction.strip():
         raise _fail(yaml_path, "missing: a non-empty instruction string is required", "instruction")
-    parser = raw.get("parser_name", "pytest")
-    if parser != "pytest":
-        raise _fail(yaml_path, f"unsupported parser {parser!r}: only 'pytest' is supported", "parser_name")
+    parser = raw.get("parser_name") or "pytest"  # Task.parser_name's default (an adapter may write null)
+    if not isinstance(parser, str) or parser not in TB1_PARSERS:
+        known = ", ".join(TB1_PARSERS)
+        raise _fail(yaml_path, f"unknown parser {parser!r}: Terminal-Bench defines {known}", "parser_name")
     try:  # validated as a whole so that an error's location is `agent.timeout_sec`, mapped back below
         config = TaskConfig.model_validate(
             {
@@ -395,8 +385,8 @@ def _load_tb1(root: Path, version: str | None = None) -> Environment:
         raise _fail(root / "solution.yaml", "solution.yaml (scripted keystrokes) is not supported; add solution.sh")
     _require_file(solution, "solution.sh (the reference solution)")
     run_tests = _require_file(root / "run-tests.sh", "run-tests.sh (the verifier)")
-    if not (root / "tests").is_dir():
-        raise _fail(root / "tests", "missing: tests/ with the pytest files is required")
+    # tests/ is optional, as in Terminal-Bench (harness.py `_setup_test_env` copies it when it exists)
+    test_dir = [FileCopy(source=root / "tests", target="/tests")] if (root / "tests").is_dir() else []
     return Environment(
         root=root,
         name=_env_name(root, config, EnvFormat.TB1),
@@ -406,11 +396,9 @@ def _load_tb1(root: Path, version: str | None = None) -> Environment:
         build_context=root,
         dockerfile=dockerfile,
         solution=[FileCopy(source=solution, target="/solution/solve.sh")],
-        tests=[
-            FileCopy(source=root / "tests", target="/tests"),
-            FileCopy(source=run_tests, target="/tests/run-tests.sh"),
-        ],
+        tests=[*test_dir, FileCopy(source=run_tests, target="/tests/run-tests.sh")],
         verifier_command="bash /tests/run-tests.sh",
-        reward_source=RewardSource.PYTEST,
+        reward_source=RewardSource(parser),
         version=version or content_hash(root),
+        warnings=tb1_unknown_keys(raw, str(yaml_path)),
     )
