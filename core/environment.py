@@ -22,6 +22,7 @@ from envqa.core.env_cache import ParseCache, rebased, symlinks_under
 from envqa.core.errors import InputError
 from envqa.core.input_files import InputFileError
 from envqa.core.input_files import read_text as read_input_text
+from envqa.core.milestones import find_milestones
 from envqa.core.task_config import TaskConfig, TaskOS
 from envqa.core.task_config_keys import ConfigWarning, unknown_keys
 from envqa.core.task_layout import StepFiles, bundled_tests, compose_services, resolve_steps
@@ -76,6 +77,7 @@ class Environment(BaseModel):
     version: str
     warnings: list[ConfigWarning] = Field(default_factory=list)  # unknown task.toml/task.yaml keys (never an error)
     steps: list[StepFiles] = Field(default_factory=list)  # [[steps]]: a multi-step task's files
+    milestones: list[StepFiles] = Field(default_factory=list)  # milestone_<n>.md parts (core/milestones.py)
     compose_file: Path | None = None
     compose_services: list[str] = Field(default_factory=list)
 
@@ -93,6 +95,8 @@ class Environment(BaseModel):
         if c.steps and c.has_separate_verifier():  # a single-step one runs (agents/verify_separate.py)
             out.append(InputError(toml, f"a separate verifier container for [[steps]]: {later}", "steps"))
         # compose services beside main run (sandbox/sidecars.py): no refusal
+        if self.milestones:
+            out.append(InputError(str(self.milestones[0].instruction), f"a milestone task: {later}", None))
         if c.environment.os == TaskOS.WINDOWS:
             out.append(InputError(toml, f'a Windows container (os = "windows"): {later}', "environment.os"))
         return out
@@ -103,7 +107,8 @@ class Environment(BaseModel):
             update={
                 "instruction": step.instruction.read_text(errors="replace"),
                 "solution": [FileCopy(source=step.solution.parent, target="/solution")] if step.solution else [],
-                "tests": [FileCopy(source=step.tests, target="/tests")] if step.tests else [],
+                "tests": ([FileCopy(source=step.tests, target="/tests")] if step.tests else [])
+                + ([FileCopy(source=step.script, target="/tests/test.sh")] if step.script else []),
             }
         )
 
@@ -310,8 +315,11 @@ def _load_harbor(root: Path, lint: bool, version: str | None = None) -> Environm
     except ValidationError as e:
         raise _pydantic_error(toml_path, e) from None
     steps = resolve_steps(root, config)
+    milestones = [] if steps else find_milestones(root)
     instruction = ""
-    if not steps:  # a multi-step task's instructions are its steps' (Harbor: the root one is not read)
+    if milestones and not (root / "instruction.md").exists():  # each milestone's instruction is its own
+        instruction = _read_text(milestones[0].instruction, milestones[0].instruction.name)
+    elif not steps:  # a multi-step task's instructions are its steps' (Harbor: the root one is not read)
         instruction = _read_text(root / "instruction.md", "instruction.md")
         if not instruction.strip() and not lint:
             raise _fail(root / "instruction.md", "empty: the agent would have no instruction")
@@ -319,7 +327,10 @@ def _load_harbor(root: Path, lint: bool, version: str | None = None) -> Environm
     _check_dockerfile(dockerfile)
     solution: list[FileCopy] = []
     tests: list[FileCopy] = []
-    if not steps:
+    if milestones:  # each milestone brings (or falls back to) its own scripts: none required at the root
+        solution = [FileCopy(source=root / "solution", target="/solution")] if (root / "solution").is_dir() else []
+        tests = [FileCopy(source=root / "tests", target="/tests")] if (root / "tests").is_dir() else []
+    elif not steps:
         solve = _require_file(root / "solution" / "solve.sh", "solution/solve.sh (the reference solution)")
         solution = [FileCopy(source=solve.parent, target="/solution")]
         if not bundled_tests(config, root / "tests"):  # a separate verifier's image may carry its tests
@@ -339,6 +350,7 @@ def _load_harbor(root: Path, lint: bool, version: str | None = None) -> Environm
         version=version or content_hash(root),
         warnings=unknown_keys(config, str(toml_path)),
         steps=steps,
+        milestones=milestones,
         compose_file=compose_file,
         compose_services=services,
     )
