@@ -21,12 +21,13 @@ from pathlib import Path
 
 from envqa.agents.base import Agent, AgentContext, AgentRun
 from envqa.core.config import QAConfig
-from envqa.core.environment import Environment, RewardSource
+from envqa.core.environment import Environment
 from envqa.core.models import Phase
 from envqa.core.network_policy import agent_network_of, names_resolve, verifier_network_of
-from envqa.core.rewards import VerifierError, parse_pytest, parse_reward_files
+from envqa.core.rewards import VerifierError, parse_reward_files
 from envqa.core.sandbox import Sandbox, SandboxSpec
 from envqa.core.task_config import NetworkMode, VerifierEnvironmentMode
+from envqa.core.tb1_parsers import output_parser
 
 ARTIFACTS_DIR = "/logs/artifacts"  # harbor/models/trial/paths.py EnvironmentPaths.artifacts_dir
 AGENT_DIRS = ["/logs/agent", ARTIFACTS_DIR]  # the agent's container in separate mode: no /logs/verifier
@@ -172,7 +173,7 @@ def verifier_offline(sandbox: Sandbox) -> bool:
 
 def run_in_place(sandbox: Sandbox, env: Environment, trial_dir: Path, timeout: float | None = None) -> VerifierOutcome:
     """Upload tests/, run the verifier in this container, read its verdict from what it left in /logs/verifier
-    (or, for a pytest-scored task, its output)."""
+    (or, for a Terminal-Bench task, its output, read by the parser its task.yaml names: core/tb1_parsers.py)."""
     trial_dir = Path(trial_dir)
     venv = {**(OFFLINE_FAST_FAIL if verifier_offline(sandbox) else {}), "TEST_DIR": "/tests", **env.config.verifier.env}
     res = sandbox.exec_with_files(
@@ -189,9 +190,10 @@ def run_in_place(sandbox: Sandbox, env: Environment, trial_dir: Path, timeout: f
     for name in ("reward.txt", "reward.json"):  # never read a reward left by an earlier attempt
         (trial_dir / "verifier" / name).unlink(missing_ok=True)
     sandbox.download("/logs/verifier", trial_dir)  # -> trial_dir/verifier/: the reward files are read there
+    parser = output_parser(env.reward_source)
     try:
-        if env.reward_source == RewardSource.PYTEST:
-            reward, rewards = parse_pytest(res.stdout + "\n" + res.stderr)
+        if parser is not None:
+            reward, rewards = parser(res.stdout + "\n" + res.stderr)
         else:
             reward, rewards = parse_reward_files(
                 _read_local(trial_dir / "verifier" / "reward.txt"), _read_local(trial_dir / "verifier" / "reward.json")

@@ -22,10 +22,13 @@ from envqa.core.env_cache import ParseCache, rebased, symlinks_under
 from envqa.core.errors import InputError
 from envqa.core.input_files import InputFileError
 from envqa.core.input_files import read_text as read_input_text
+from envqa.core.milestones import find_milestones
 from envqa.core.task_config import TaskConfig, TaskOS
 from envqa.core.task_config_keys import ConfigWarning, unknown_keys
 from envqa.core.task_layout import StepFiles, bundled_tests, compose_services, resolve_steps
 from envqa.core.task_tree import check_task_tree
+from envqa.core.tb1_parsers import TB1_PARSERS
+from envqa.core.tb1_schema import tb1_unknown_keys
 
 # Files that describe how envqa should judge an example, not part of the environment itself.
 NOT_PART_OF_VERSION = {"qa-expected.json"}
@@ -38,8 +41,15 @@ class EnvFormat(StrEnum):
 
 
 class RewardSource(StrEnum):
+    """Where the verifier's verdict is read: Harbor's reward files, or the verifier's output read by the
+    Terminal-Bench parser the task.yaml names (core/tb1_parsers.py `TB1_PARSERS`, one member per parser)."""
+
     FILE = "file"  # /logs/verifier/reward.txt or reward.json (Harbor)
-    PYTEST = "pytest"  # pass/fail parsed from pytest's summary (Terminal-Bench 1)
+    PYTEST = "pytest"  # pytest's -rA summary or final counts
+    SWEBENCH = "swebench"  # PASSED between the SWEBench markers
+    SWELANCER = "swelancer"  # "swe lancer success" / "failure" / user_tool completed
+    MLEBENCH = "mlebench"  # ALL TESTS PASSED between the MLEBench markers
+    SWEPERF = "sweperf"  # PASSED between the SWE-Perf markers
 
 
 class FileCopy(BaseModel):
@@ -65,8 +75,9 @@ class Environment(BaseModel):
     verifier_command: str = "bash /tests/test.sh"
     reward_source: RewardSource = RewardSource.FILE
     version: str
-    warnings: list[ConfigWarning] = Field(default_factory=list)  # unknown task.toml keys (never an error)
+    warnings: list[ConfigWarning] = Field(default_factory=list)  # unknown task.toml/task.yaml keys (never an error)
     steps: list[StepFiles] = Field(default_factory=list)  # [[steps]]: a multi-step task's files
+    milestones: list[StepFiles] = Field(default_factory=list)  # milestone_<n>.md parts (core/milestones.py)
     compose_file: Path | None = None
     compose_services: list[str] = Field(default_factory=list)
 
@@ -84,6 +95,8 @@ class Environment(BaseModel):
         if c.steps and c.has_separate_verifier():  # a single-step one runs (agents/verify_separate.py)
             out.append(InputError(toml, f"a separate verifier container for [[steps]]: {later}", "steps"))
         # compose services beside main run (sandbox/sidecars.py): no refusal
+        if self.milestones:
+            out.append(InputError(str(self.milestones[0].instruction), f"a milestone task: {later}", None))
         if c.environment.os == TaskOS.WINDOWS:
             out.append(InputError(toml, f'a Windows container (os = "windows"): {later}', "environment.os"))
         return out
@@ -94,7 +107,8 @@ class Environment(BaseModel):
             update={
                 "instruction": step.instruction.read_text(errors="replace"),
                 "solution": [FileCopy(source=step.solution.parent, target="/solution")] if step.solution else [],
-                "tests": [FileCopy(source=step.tests, target="/tests")] if step.tests else [],
+                "tests": ([FileCopy(source=step.tests, target="/tests")] if step.tests else [])
+                + ([FileCopy(source=step.script, target="/tests/test.sh")] if step.script else []),
             }
         )
 
@@ -252,7 +266,10 @@ def _moved(env: Environment, old: Path, new: Path) -> Environment:
     if old == new:
         return env
     moved = rebased(env, old, new)
-    warnings = unknown_keys(env.config, str(new / "task.toml")) if env.format == EnvFormat.HARBOR else []
+    if env.format == EnvFormat.HARBOR:
+        warnings = unknown_keys(env.config, str(new / "task.toml"))
+    else:
+        warnings = [w.model_copy(update={"file": str(new / "task.yaml")}) for w in env.warnings]
     return moved.model_copy(update={"name": _env_name(new, env.config, env.format), "warnings": warnings})
 
 
@@ -298,8 +315,11 @@ def _load_harbor(root: Path, lint: bool, version: str | None = None) -> Environm
     except ValidationError as e:
         raise _pydantic_error(toml_path, e) from None
     steps = resolve_steps(root, config)
+    milestones = [] if steps else find_milestones(root)
     instruction = ""
-    if not steps:  # a multi-step task's instructions are its steps' (Harbor: the root one is not read)
+    if milestones and not (root / "instruction.md").exists():  # each milestone's instruction is its own
+        instruction = _read_text(milestones[0].instruction, milestones[0].instruction.name)
+    elif not steps:  # a multi-step task's instructions are its steps' (Harbor: the root one is not read)
         instruction = _read_text(root / "instruction.md", "instruction.md")
         if not instruction.strip() and not lint:
             raise _fail(root / "instruction.md", "empty: the agent would have no instruction")
@@ -307,7 +327,10 @@ def _load_harbor(root: Path, lint: bool, version: str | None = None) -> Environm
     _check_dockerfile(dockerfile)
     solution: list[FileCopy] = []
     tests: list[FileCopy] = []
-    if not steps:
+    if milestones:  # each milestone brings (or falls back to) its own scripts: none required at the root
+        solution = [FileCopy(source=root / "solution", target="/solution")] if (root / "solution").is_dir() else []
+        tests = [FileCopy(source=root / "tests", target="/tests")] if (root / "tests").is_dir() else []
+    elif not steps:
         solve = _require_file(root / "solution" / "solve.sh", "solution/solve.sh (the reference solution)")
         solution = [FileCopy(source=solve.parent, target="/solution")]
         if not bundled_tests(config, root / "tests"):  # a separate verifier's image may carry its tests
@@ -327,29 +350,10 @@ def _load_harbor(root: Path, lint: bool, version: str | None = None) -> Environm
         version=version or content_hash(root),
         warnings=unknown_keys(config, str(toml_path)),
         steps=steps,
+        milestones=milestones,
         compose_file=compose_file,
         compose_services=services,
     )
-
-
-TB1_KEYS = {
-    "instruction",
-    "descriptions",
-    "author_name",
-    "author_email",
-    "difficulty",
-    "category",
-    "tags",
-    "parser_name",
-    "max_agent_timeout_sec",
-    "max_test_timeout_sec",
-    "run_tests_in_same_shell",
-    "disable_asciinema",
-    "estimated_duration_sec",
-    "expert_time_estimate_min",
-    "junior_time_estimate_min",
-    "test_scripts",
-}
 
 
 def _load_tb1(root: Path, version: str | None = None) -> Environment:
@@ -363,17 +367,15 @@ def _load_tb1(root: Path, version: str | None = None) -> Environment:
         raise _fail(yaml_path, "invalid YAML: nested deeper than the parser allows") from None
     if not isinstance(raw, dict):
         raise _fail(yaml_path, "expected a mapping of keys (instruction, max_agent_timeout_sec, ...)")
-    unknown = sorted(set(raw) - TB1_KEYS)
-    if unknown:
-        raise _fail(yaml_path, "unknown field (not part of the Terminal-Bench task.yaml schema)", unknown[0])
     instruction = raw.get("instruction")
     if not instruction and isinstance(raw.get("descriptions"), list) and raw["descriptions"]:
         instruction = raw["descriptions"][0].get("description")
     if not isinstance(instruction, str) or not instruction.strip():
         raise _fail(yaml_path, "missing: a non-empty instruction string is required", "instruction")
-    parser = raw.get("parser_name", "pytest")
-    if parser != "pytest":
-        raise _fail(yaml_path, f"unsupported parser {parser!r}: only 'pytest' is supported", "parser_name")
+    parser = raw.get("parser_name") or "pytest"  # Task.parser_name's default (an adapter may write null)
+    if not isinstance(parser, str) or parser not in TB1_PARSERS:
+        known = ", ".join(TB1_PARSERS)
+        raise _fail(yaml_path, f"unknown parser {parser!r}: Terminal-Bench defines {known}", "parser_name")
     try:  # validated as a whole so that an error's location is `agent.timeout_sec`, mapped back below
         config = TaskConfig.model_validate(
             {
@@ -395,8 +397,8 @@ def _load_tb1(root: Path, version: str | None = None) -> Environment:
         raise _fail(root / "solution.yaml", "solution.yaml (scripted keystrokes) is not supported; add solution.sh")
     _require_file(solution, "solution.sh (the reference solution)")
     run_tests = _require_file(root / "run-tests.sh", "run-tests.sh (the verifier)")
-    if not (root / "tests").is_dir():
-        raise _fail(root / "tests", "missing: tests/ with the pytest files is required")
+    # tests/ is optional, as in Terminal-Bench (harness.py `_setup_test_env` copies it when it exists)
+    test_dir = [FileCopy(source=root / "tests", target="/tests")] if (root / "tests").is_dir() else []
     return Environment(
         root=root,
         name=_env_name(root, config, EnvFormat.TB1),
@@ -406,11 +408,9 @@ def _load_tb1(root: Path, version: str | None = None) -> Environment:
         build_context=root,
         dockerfile=dockerfile,
         solution=[FileCopy(source=solution, target="/solution/solve.sh")],
-        tests=[
-            FileCopy(source=root / "tests", target="/tests"),
-            FileCopy(source=run_tests, target="/tests/run-tests.sh"),
-        ],
+        tests=[*test_dir, FileCopy(source=run_tests, target="/tests/run-tests.sh")],
         verifier_command="bash /tests/run-tests.sh",
-        reward_source=RewardSource.PYTEST,
+        reward_source=RewardSource(parser),
         version=version or content_hash(root),
+        warnings=tb1_unknown_keys(raw, str(yaml_path)),
     )

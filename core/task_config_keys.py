@@ -27,12 +27,16 @@ class ConfigWarning(BaseModel):
     key: str
     table: str
     suggestion: str | None = None
+    ignored_by: str = "Harbor"  # whose reader ignores it: Harbor for task.toml, Terminal-Bench for task.yaml
 
     @property
     def message(self) -> str:
         hint = f"; did you mean {self.suggestion!r}?" if self.suggestion else ""
         where = "at the top level" if self.table == "top level" else f"in {self.table}"
-        return f"{self.file}: unknown key {self.key!r} {where}{hint} (ignored, as Harbor ignores keys it does not know)"
+        return (
+            f"{self.file}: unknown key {self.key!r} {where}{hint} "
+            f"(ignored, as {self.ignored_by} ignores keys it does not know)"
+        )
 
     def public(self) -> dict:
         return {

@@ -32,6 +32,7 @@ class StepFiles(BaseModel):
     tests: Path | None = None  # the directory uploaded to /tests for this step's verifier
     workdir: Path | None = None  # steps/<name>/workdir/: staged before the step runs
     setup: Path | None = None  # steps/<name>/workdir/setup.sh
+    script: Path | None = None  # a milestone's own test script, run as /tests/test.sh (core/milestones.py)
 
 
 def discover_script(directory: Path, stem: str) -> Path | None:

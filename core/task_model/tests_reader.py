@@ -156,12 +156,18 @@ def _constants(tree: ast.Module) -> list[str]:
 
 
 def entry_script(env: Environment, files: list[TestFile]) -> TestFile | None:
-    """The verifier's entry script: test.sh (or run-tests.sh) at the top of a tests copy, or a copied file so named."""
+    """The verifier's entry script: a file copied to test.sh (or run-tests.sh: TB1's, a milestone's own script),
+    else test.sh (or run-tests.sh) at the top of a tests copy."""
     by_path = {f.path: f for f in files}
-    for copy in env.tests:
+    for copy in sorted(env.tests, key=lambda c: c.source.is_dir()):
         for name in SCRIPT_NAMES:
-            p = copy.source / name if copy.source.is_dir() else copy.source
-            if p.name == name and p in by_path and p.is_file():
+            if copy.source.is_dir():
+                p = copy.source / name
+            elif copy.target.rsplit("/", 1)[-1] == name:
+                p = copy.source
+            else:
+                continue
+            if p in by_path and p.is_file():
                 return by_path[p]
     return None
 

@@ -370,7 +370,8 @@ def explained_at_line(findings: list[Finding]) -> list[Finding]:
 @register_probe("static")
 def static_probe(ctx: ProbeContext) -> list[Finding]:
     s = ctx.settings
-    views = [ctx.env.for_step(step) for step in ctx.env.steps] or [ctx.env]  # [[steps]]: as each step sees it
+    # [[steps]] (or milestones): as each step sees it
+    views = [ctx.env.for_step(step) for step in ctx.env.steps or ctx.env.milestones] or [ctx.env]
     found = list(
         {
             (f.rule, f.location, f.message): f

@@ -22,11 +22,17 @@ def rel(env: Environment, path: Path) -> str:
 
 
 def test_script(env: Environment) -> Path | None:
-    """The verifier's entry script (tests/test.sh, or run-tests.sh in the older layout), when there is one."""
-    for copy in env.tests:
+    """The verifier's entry script (tests/test.sh, or run-tests.sh in the older layout), when there is one. A file
+    copied to that name (TB1's run-tests.sh, a milestone's own script) wins over a folder's file of the name."""
+    for copy in sorted(env.tests, key=lambda c: c.source.is_dir()):
         for name in ("test.sh", "run-tests.sh"):
-            p = copy.source / name if copy.source.is_dir() else copy.source
-            if p.is_file() and p.name == name:
+            if copy.source.is_dir():
+                p = copy.source / name
+            elif copy.target.rsplit("/", 1)[-1] == name:
+                p = copy.source
+            else:
+                continue
+            if p.is_file():
                 return p
     return None
 

@@ -6,18 +6,23 @@ task-timeout-missing        (info) no [agent] or [verifier] timeout_sec: Harbor'
 task-timeout-implausible    (warning) a timeout too short to do anything or longer than a day.
 verifier-timing-dependent   (warning) the tests compare a measured wall-clock duration with a fixed
                             threshold: the verdict then depends on the machine's load, not the work.
-task-config-unknown-key     (info) a task.toml key the schema does not know (probes/static/task_schema.py says
-                            more); here so that `qa run`'s static probe reports it as `qa lint` does.
+task-config-unknown-key     (info) keys of task.toml or task.yaml the schema does not know, one finding per file
+                            (probes/static/task_schema.py says more); here so that `qa run`'s static probe reports
+                            it as `qa lint` does.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from envqa.core.environment import Environment
 from envqa.core.input_files import InputFileError, read_toml
 from envqa.core.models import Finding
+from envqa.core.task_config_keys import ConfigWarning
 from envqa.core.task_model import tests_of
 
 MIN_AGENT_SEC, MIN_VERIFIER_SEC, MAX_SEC = 10.0, 5.0, 24 * 3600.0
+KEY_EVIDENCE_SHOWN = 12  # evidence lines of one unknown-keys finding (the message lists every key)
 
 
 def _raw_task_toml(env: Environment) -> dict:
@@ -98,20 +103,35 @@ def timing_rules(env: Environment) -> list[Finding]:
 
 
 def unknown_key_findings(env: Environment) -> list[Finding]:
-    out = []
+    """One info finding per config file (task.toml, task.yaml), naming all its unknown keys: a producer's own
+    keys (aws-bench's `[scenario]`, an adapter's `author`) are one note, not one line each."""
+    by_file: dict[str, list[ConfigWarning]] = {}
     for w in env.warnings:
-        hint = f" (did you mean {w.suggestion!r}?)" if w.suggestion else ""
-        where = "at the top level" if w.table == "top level" else f"in {w.table}"
+        by_file.setdefault(Path(w.file).name, []).append(w)
+    out = []
+    for name, warnings in by_file.items():
+        listed = ", ".join(_key_text(w) for w in warnings)
+        n = len(warnings)
         out.append(
             Finding.of(
                 rule="task-config-unknown-key",
-                message=f"task.toml: unknown key {w.key!r} {where}{hint}: ignored, as Harbor ignores keys it does not "
-                "know; a misspelt key leaves its setting at the default",
-                evidence=[f"task.toml: {where}: {w.key}"],
-                location="task.toml",
+                message=f"{name}: {n} key{'s' if n > 1 else ''} the schema does not know: {listed}; ignored, as "
+                f"{warnings[0].ignored_by} ignores keys it does not know (a misspelt key leaves its setting at the "
+                "default)",
+                evidence=[f"{name}: {_where(w)}: {w.key}" for w in warnings[:KEY_EVIDENCE_SHOWN]],
+                location=name,
             )
         )
     return out
+
+
+def _where(w: ConfigWarning) -> str:
+    return "at the top level" if w.table == "top level" else f"in {w.table}"
+
+
+def _key_text(w: ConfigWarning) -> str:
+    hint = f", did you mean {w.suggestion!r}?" if w.suggestion else ""
+    return f"{w.key!r} ({_where(w)}{hint})"
 
 
 def task_findings(env: Environment) -> list[Finding]:

@@ -23,7 +23,8 @@ from envqa.probes.static.task_rules import unknown_key_findings
 
 
 def _instruction_findings(env: Environment) -> list[Finding]:
-    files = [s.instruction for s in env.steps] if env.steps else [env.root / "instruction.md"]
+    parts = env.steps or env.milestones
+    files = [s.instruction for s in parts] if parts else [env.root / "instruction.md"]
     out = []
     for path in files:
         if path.is_file() and not path.read_text(errors="replace").strip():
@@ -56,8 +57,9 @@ def _empty_verifier(env: Environment) -> list[Finding]:
 
 def lint_findings(env: Environment, root_agent: bool = False, unpinned_base: bool = False) -> list[Finding]:
     """Everything `qa lint` reports from files: structure, the static rules (for each step of a multi-step
-    task, as that step sees the task), and the task-format rules above."""
-    views = [env.for_step(s) for s in env.steps] if env.steps else [env]
+    task, as that step sees the task; each milestone likewise, as its own verifier), and the task-format rules
+    above."""
+    views = [env.for_step(s) for s in env.steps or env.milestones] or [env]
     found = lint_structure(env) + unknown_key_findings(env) + _instruction_findings(env)
     for view in views:
         found += _empty_verifier(view) + static_findings(view, root_agent, unpinned_base)
