@@ -133,9 +133,12 @@ def test_an_unreachable_index_is_one_note_and_no_error(tmp_path):
     assert "unreachable" in found[0].message and len(found[0].evidence) == 6
 
 
-def test_a_slow_index_is_one_note_within_the_deadline(index, tmp_path):
+@pytest.mark.parametrize("read_timeout", [0.5, 30.0], ids=["read-timeout-ends-it", "task-budget-ends-it"])
+def test_a_slow_index_is_one_note_within_the_deadline(index, tmp_path, read_timeout):
     root = task(tmp_path, "FROM debian:bookworm\nRUN apt-get install -y bash=0.1\nRUN pip install requests==2.0\n")
-    cfg = settings(f"{index.url}/slow", task_budget_sec=1.0)
+    cfg = settings(
+        f"{index.url}/slow", task_budget_sec=1.0, read_timeout_sec=read_timeout, connect_timeout_sec=read_timeout
+    )
     start = time.monotonic()
     found = online(root, cfg, tmp_path / "home")
     took = time.monotonic() - start
