@@ -4,9 +4,10 @@ Resolution order: built-in defaults < `qa.toml` (in the working directory, or `-
 Later issues add sections; unknown keys are errors so that a typo never silently does nothing.
 
 The sections live beside this module by what they configure: config_runtime.py (sandbox, validation, queues,
-scheduler), config_models.py (sweep, providers, prices, budget, solver, analyst, hunter) and config_review.py
-(probes, reviser, generator, loop, Slack); every name is importable from here. Their default values come from
-core/defaults.py, the one home of envqa's tuning constants.
+scheduler), config_models.py (sweep, providers, prices, budget, solver, analyst, hunter), config_review.py
+(probes, reviser, generator, loop, Slack) and config_online.py (the indexes `qa lint --online` asks); every name
+is importable from here. Their default values come from core/defaults.py, the one home of envqa's tuning
+constants.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from envqa.core.config_models import (
     default_prices,
     default_providers,
 )
+from envqa.core.config_online import OnlineSettings
 from envqa.core.config_review import (
     GeneratorSettings,
     LoopSettings,
@@ -58,6 +60,7 @@ __all__ = [
     "GeneratorSettings",
     "HunterSettings",
     "LoopSettings",
+    "OnlineSettings",
     "OracleStage",
     "Price",
     "ProbeSettings",
@@ -112,6 +115,7 @@ class QAConfig(Section):
     hunter: HunterSettings = Field(default_factory=HunterSettings)
     loop: LoopSettings = Field(default_factory=LoopSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
+    online: OnlineSettings = Field(default_factory=OnlineSettings)
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

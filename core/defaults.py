@@ -572,3 +572,28 @@ COLLATERAL_TIME_LIMIT_SEC = 3.0
 a verifier that takes longer than this to run gets one damage, not three."""
 COLLATERAL_MAX_RESTORE_BYTES = 8 * 1024 * 1024
 """A file larger than this is not damaged by the collateral probe: it is read whole to restore it afterwards."""
+
+# `qa lint --online` (issue 52 item 2): asking the archive or index a build uses whether each pinned version is there.
+ONLINE_CONNECT_TIMEOUT_SEC = 3.0
+"""`[online] connect_timeout_sec`: the longest one connection to an apt archive or a Python index may take to open
+(sandbox/indexes/http.py); a closed port answers at once, a black hole after this."""
+ONLINE_READ_TIMEOUT_SEC = 5.0
+"""`[online] read_timeout_sec`: the longest a read may wait for the next bytes of an answer; each answer is also
+bounded as a whole by the task's budget (ONLINE_TASK_BUDGET_SEC), so a server that trickles never holds a lint."""
+ONLINE_TASK_BUDGET_SEC = 10.0
+"""`[online] task_budget_sec`: everything the pin check of one task asks the indexes shares this budget (the cold
+goal, issue 52: ≤ 10 s a task); what is not answered by then is one info finding, "pins not checked"."""
+ONLINE_CACHE_TTL_SEC = 6 * 3600.0
+"""`[online] cache_ttl_sec`: an index's answer (a Packages file's versions, a project's versions) is kept under
+QA_HOME/cache/indexes/ this long. Debian and Ubuntu publish their archives four times a day, so an answer older
+than that may miss a version the archive dropped since; a warm lint then asks nothing (≤ 2 s a task)."""
+ONLINE_MAX_PARALLEL = 8
+"""Lookups of one task in flight at once (probes/static/online_pins.py): a task pinning 30 pip packages waits for
+four rounds of requests, not thirty."""
+ONLINE_MAX_DOWNLOAD_BYTES = 64 * 1024 * 1024
+"""The largest answer read from an index (compressed, as sent): Debian's main Packages.xz is about 9 MB and
+Ubuntu's universe about 20 MB; anything larger is not an index, and is not checked."""
+ONLINE_MAX_INDEX_BYTES = 512 * 1024 * 1024
+"""The largest Packages file decompressed (bookworm main: about 47 MB): a decompression bomb stops here."""
+ONLINE_APT_CACHE_SEC = 5.0
+"""The host's `apt-cache` (madison, policy) is given this long per call before its answer is left out."""

@@ -27,6 +27,12 @@ def lint(
         help="also build the image and check what it contains (test literals, verifier code the agent can rewrite)",
     ),
     strict: bool = typer.Option(False, "--strict", help="add the opt-in rules: root agent, unpinned base image"),
+    online: bool = typer.Option(
+        False,
+        "--online",
+        help="also ask the apt archive and Python index the build uses whether each pinned version is still there "
+        "([online] in qa.toml; without this flag nothing is asked of any network)",
+    ),
     config: Path | None = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
 ) -> None:
     """Check an environment's files (and with --image its built image) without running any agent."""
@@ -49,8 +55,10 @@ def lint(
         from envqa.probes.static.findings import proven_over_suspected
 
         findings = proven_over_suspected(findings, _image_findings(env, cfg, as_json))
+    if online:
+        findings = _online_findings(env, cfg, findings)
     serious = [f for f in findings if f.severity != "info"]
-    coverage = lint_coverage(image=image, strict=strict or s.lint_root_agent or s.lint_unpinned_base)
+    coverage = lint_coverage(image=image, strict=strict or s.lint_root_agent or s.lint_unpinned_base, online=online)
     if as_json:
         report = {
             "ok": not serious,
@@ -65,6 +73,16 @@ def lint(
         print_findings([f.public() for f in findings], console, title=f"lint {env.root}")
         console.print(coverage.summary(found=bool(serious)), markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(1 if serious else 0)
+
+
+def _online_findings(env, cfg, findings: list) -> list:
+    """--online: the pins asked of the indexes the build uses (sandbox/indexes/, within [online] task_budget_sec);
+    a pin found gone replaces apt-version-pinned's warning at its line."""
+    from envqa.probes.static.online_pins import gone_over_pinned, online_pin_findings
+    from envqa.sandbox.indexes import OnlineIndexes
+
+    indexes = OnlineIndexes(cfg.online, cfg.home)
+    return gone_over_pinned(findings, online_pin_findings(env, indexes, cfg.online.task_budget_sec))
 
 
 def _image_findings(env, cfg, as_json: bool) -> list:

@@ -1,7 +1,8 @@
 """What `qa lint` checked and what it could not: counted from the rule registry, never by hand.
 
 `qa lint` runs the rules of the file-only probes (load, static); a rule marked `lint = "image"` in rules.toml
-only with --image, one marked `lint = "strict"` only with --strict. Every other rule needs `qa run` (a built
+only with --image, one marked `lint = "strict"` only with --strict, one marked `lint = "online"` only with
+--online. Every other rule needs `qa run` (a built
 image, trials, or agents' runs). An exit 0 says how much "nothing found" covers.
 """
 
@@ -17,7 +18,7 @@ LINT_PROBES = ("load", "static")
 @dataclass(frozen=True)
 class LintCoverage:
     checked: tuple[str, ...]  # the rule ids this lint ran
-    unchecked: tuple[str, ...]  # the rule ids it could not run (they need qa run, --image or --strict)
+    unchecked: tuple[str, ...]  # the rule ids it could not run (they need qa run, --image, --strict or --online)
     image: bool
 
     def public(self, found: bool = False) -> dict:
@@ -38,15 +39,17 @@ class LintCoverage:
         return f"{head}; {len(self.unchecked)} rules need {how} and were not checked"
 
 
-def _runs(rule: Rule, image: bool, strict: bool) -> bool:
+def _runs(rule: Rule, image: bool, strict: bool, online: bool) -> bool:
     if rule.lint == "image":
         return image
+    if rule.lint == "online":
+        return online
     if rule.lint == "strict":
         return strict and rule.probe in LINT_PROBES
     return rule.probe in LINT_PROBES
 
 
-def lint_coverage(image: bool = False, strict: bool = False) -> LintCoverage:
-    checked = tuple(r.id for r in RULES if r.kind == "finding" and _runs(r, image, strict))
+def lint_coverage(image: bool = False, strict: bool = False, online: bool = False) -> LintCoverage:
+    checked = tuple(r.id for r in RULES if r.kind == "finding" and _runs(r, image, strict, online))
     unchecked = tuple(r.id for r in RULES if r.kind == "finding" and r.id not in checked)
     return LintCoverage(checked, unchecked, image)

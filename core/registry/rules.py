@@ -83,8 +83,9 @@ class Rule:
     proves_trials: bool = False  # the finding's trial ids are passes it proves were shortcuts (the labeller)
     kind: Literal["finding", "inconclusive"] = "finding"
     # How `qa lint` checks it (core/registry/lint_coverage.py): "" with the probe's own rules (load, static),
-    # "image" only with --image (it reads the built image), "strict" only with --strict (an opt-in rule).
-    lint: Literal["", "image", "strict"] = ""
+    # "image" only with --image (it reads the built image), "strict" only with --strict (an opt-in rule),
+    # "online" only with --online (it asks the package indexes a build uses).
+    lint: Literal["", "image", "strict", "online"] = ""
     # Rules whose findings this rule's finding explains: they give way to it in the same version (the network
     # explains a reference solution that fails offline). graphs/loop_state.py applies it.
     explains: tuple[str, ...] = ()

@@ -78,6 +78,10 @@ CONFIG_DEFAULTS = {
     ("analyst", "wait_sec"): "ANALYST_WAIT_SEC",
     ("hunter", "trials"): "HUNTER_TRIALS",
     ("loop", "max_iterations"): "LOOP_MAX_ITERATIONS",
+    ("online", "connect_timeout_sec"): "ONLINE_CONNECT_TIMEOUT_SEC",
+    ("online", "read_timeout_sec"): "ONLINE_READ_TIMEOUT_SEC",
+    ("online", "task_budget_sec"): "ONLINE_TASK_BUDGET_SEC",
+    ("online", "cache_ttl_sec"): "ONLINE_CACHE_TTL_SEC",
 }
 QUEUE_DEFAULTS = {
     "concurrency": "QUEUE_CONCURRENCY",
