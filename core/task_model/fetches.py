@@ -18,7 +18,7 @@ import configparser
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from envqa.core.environment import Environment
 from envqa.core.input_files import InputFileError, read_text
@@ -73,8 +73,15 @@ class Pin:
     line: int
 
 
-def pinned_packages(model) -> list[Pin]:
-    """The exact apt and pip versions `model` (a TaskModel) installs, one per package and place."""
+class WithFetches(Protocol):
+    """A TaskModel, as pinned_packages sees it (model.py imports this module, so not the class itself)."""
+
+    @property
+    def fetches(self) -> list[Fetch]: ...
+
+
+def pinned_packages(model: WithFetches) -> list[Pin]:
+    """The exact apt and pip versions `model` (`model_of(env)`) installs, one per package and place."""
     out = []
     for f in model.fetches:
         manager = "apt" if f.manager in APT else "pip" if f.manager in ("pip", "uv") else ""
