@@ -40,7 +40,7 @@ from envqa.core.registry import BUILD_ERRORS, VERIFIER_ERRORS
 from envqa.core.registry.network_errors import NETWORK_ERROR, RESOLVER_ERROR
 from envqa.core.task_config import NetworkMode
 from envqa.probes.network.phase import build_needs_network, phase_needs_network
-from envqa.probes.static.findings import fetch_commands, pip_args, task_network_cut
+from envqa.probes.static.fetch_rules import task_network_cut, verifier_targets
 
 # The network-error signatures: one registry for every phase (core/registry/network_errors.toml). NETWORK_ERROR
 # is any of them; RESOLVER_ERROR only a name that did not resolve or a network with no route (narrower: a
@@ -67,21 +67,6 @@ def _verifier_output(result: TrialResult) -> str:
     return path.read_text(errors="replace") if path.is_file() else ""
 
 
-def _targets(env: Environment) -> list[str]:
-    """What the verifier reaches for: the URLs it names, else the index a package manager would ask."""
-    out: list[str] = []
-    for cmd, urls in fetch_commands(env):
-        if urls:
-            out += urls
-        elif pip_args(cmd) is not None or cmd.name in ("uvx", "uv", "pipx"):
-            out.append(f"https://pypi.org/simple/ ({' '.join(cmd.words)})")
-        elif cmd.name in ("apt-get", "apt"):
-            out.append(f"http://deb.debian.org/ ({' '.join(cmd.words)})")
-        else:
-            out.append(f"({' '.join(cmd.words)})")
-    return list(dict.fromkeys(out))
-
-
 def _resolver_targets(outputs: dict[str, str]) -> list[str]:
     """The hosts the verifier's output names as unresolved (curl, pip, uv, requests, git), for the evidence."""
     hosts = re.findall(
@@ -102,7 +87,7 @@ def verifier_needs_network(env: Environment, config: QAConfig, results: list[Tri
     outputs = {r.trial_id: _verifier_output(r) for r in failed}
     cut_by_us = verifier_network_cut(env, config)
     resolver = [(tid, m.group(0)) for tid, text in outputs.items() for m in [RESOLVER_ERROR.search(text)] if m]
-    targets = _targets(env)
+    targets = verifier_targets(env)
     if cut_by_us and targets:
         errors = [(tid, m.group(0)) for tid, text in outputs.items() for m in [NETWORK_ERROR.search(text)] if m]
         if not errors and not any(r.error_class in VERIFIER_ERRORS for r in failed):

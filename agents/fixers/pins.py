@@ -14,10 +14,10 @@ from pathlib import Path
 from envqa.agents.fixers.base import FixContext, register_fixer
 from envqa.core.defaults import PIP_FREEZE_SEC
 from envqa.core.models import Finding
-from envqa.core.parsers.dockerfile import instruction_spans, parse_dockerfile
-from envqa.core.parsers.pip import pip_args, unpinned_packages
-from envqa.core.parsers.shell import logical_line_end, parse_script
+from envqa.core.parsers.dockerfile import instruction_spans
+from envqa.core.parsers.shell import logical_line_end
 from envqa.core.registry import rules_fixed_by
+from envqa.core.task_model import model_of
 
 RULES = rules_fixed_by("pins")  # unpinned-python-dependency
 LOC = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+)")
@@ -52,39 +52,45 @@ def image_packages(backend, env, config) -> dict[str, str]:
     return out
 
 
-def _pip_commands(ctx: FixContext, path: Path) -> list[tuple[int, int, list[str]]]:
-    """(first line, end line, unpinned names) of every pip install in a Dockerfile or script, 0-based lines.
-
-    The same reading as the rule (core/parsers): `|| true`, redirections, heredoc bodies and `\\`
-    continuations are understood, so a package on a continuation line is found and pinned where it is."""
-    text = path.read_text(errors="replace")
-    lines = text.splitlines()
+def _named_lines(findings: list[Finding]) -> list[tuple[str, int]]:
+    """(file, line) of every place a finding names: its location and each `file:line:` of its evidence (one
+    finding lists every unpinned install of a file)."""
     out = []
+    for f in findings:
+        for where in [f.location or "", *f.evidence]:
+            m = LOC.match(where)
+            if m and (m["file"], int(m["line"])) not in out:
+                out.append((m["file"], int(m["line"])))
+    return out
+
+
+def _end(ctx: FixContext, path: Path, start: int) -> int:
+    """Where the instruction or logical line that starts at `start` (0-based) ends: a RUN's whole span in the
+    Dockerfile, the `\\` continuations in a script, the line itself in a requirement file."""
+    text = path.read_text(errors="replace")
     if path.resolve() == ctx.env.dockerfile.resolve():
-        spans = [s for s in instruction_spans(text) if s.keyword == "RUN"]
-        for _stage, cmd in parse_dockerfile(path).run_commands():
-            names = unpinned_packages(pip_args(cmd) or [])
-            span = next((s for s in spans if s.heredoc is None and s.start == cmd.line - 1), None)
-            start = cmd.line - 1
-            out.append((start, span.end if span else logical_line_end(lines, start), names))
-    else:
-        for cmd in parse_script(text):
-            names = unpinned_packages(pip_args(cmd) or [])
-            out.append((cmd.line - 1, logical_line_end(lines, cmd.line - 1), names))
-    return [(s, e, names) for s, e, names in out if names]
+        span = next((s for s in instruction_spans(text) if s.keyword == "RUN" and s.start == start), None)
+        if span is not None and span.heredoc is None:
+            return span.end
+    if path.suffix == ".txt":
+        return start + 1
+    return logical_line_end(text.splitlines(), start)
 
 
 def _targets(ctx: FixContext, findings: list[Finding]) -> list[tuple[Path, int, int, list[str]]]:
-    """(file, first line, end line, unpinned names) for each finding's location (0-based lines)."""
+    """(file, first line, end line, unpinned specs as written) for each place the findings name (0-based lines),
+    from the task model's fetches: the same reading as the rule, so the fixer pins exactly what it reported."""
+    wanted = _named_lines(findings)
+    loose: dict[tuple[str, int], list[str]] = {}
+    for f in model_of(ctx.env).fetches:
+        python = f.manager in ("pip", "uv") and f.kind == "package"
+        if python and f.pin in ("none", "range") and not f.offline and (f.file, f.line) in wanted:
+            loose.setdefault((f.file, f.line), []).append(f.spec)
     out = []
-    for f in findings:
-        m = LOC.match(f.location or "")
-        if not m or not ctx.file(m["file"]).is_file():
-            continue
-        path = ctx.file(m["file"])
-        for start, end, names in _pip_commands(ctx, path):
-            if start == int(m["line"]) - 1 and (path, start, end, names) not in out:
-                out.append((path, start, end, names))
+    for (file, line), names in loose.items():
+        path = ctx.file(file)
+        if path.is_file():
+            out.append((path, line - 1, _end(ctx, path, line - 1), list(dict.fromkeys(names))))
     return out
 
 

@@ -11,44 +11,39 @@ import re
 
 from envqa.agents.fixers.base import FixContext, register_fixer
 from envqa.core.models import Finding
-from envqa.core.parsers.pip import pip_args
-from envqa.core.parsers.shell import Command, logical_line_end, parse_script
+from envqa.core.parsers.shell import logical_line_end
 from envqa.core.registry import rules_fixed_by
+from envqa.core.task_model import model_of
+from envqa.core.task_model.fetches import APT
 
 INSTALL_RULES = rules_fixed_by("runtime-installs")  # verifier-installs-at-runtime
-APT = {"apt", "apt-get"}
-
-
-def _is_install(cmd: Command) -> bool:
-    words = cmd.words[1:] if cmd.name == "sudo" else cmd.words
-    if not words:
-        return False
-    inner = Command(words=words, line=cmd.line, text=cmd.text)
-    if inner.name in APT:
-        return any(w in ("update", "install") for w in words[1:])
-    return pip_args(inner) is not None
 
 
 def _install_lines(ctx: FixContext) -> list[tuple[int, int, str, int]]:
-    """(first line, end line, text, commands on it) of each install in test.sh, 0-based lines.
+    """(first line, end line, text, commands on it) of each apt / pip install test.sh makes from outside, 0-based.
 
-    Read with the bash parser: a `pip install` inside a heredoc body is text, not a command; one that
-    continues over `\\` lines is moved whole; commands after an `exit` (unreachable) stay."""
+    The task model's fetches say which lines those are (a `pip install` in a heredoc body is text, an offline
+    `--no-index` install needs nothing moved); a line continued over `\\` is moved whole; commands after an
+    `exit` (unreachable) stay."""
     script = ctx.file("tests/test.sh")
     if not script.is_file():
         return []
-    text = script.read_text()
-    lines = text.splitlines()
-    cmds = parse_script(text)
+    model = model_of(ctx.env)
+    starts = sorted(
+        {
+            int((f.via if f.via else f.location).rsplit(":", 1)[1]) - 1  # a requirement file's entry: its -r line
+            for f in model.fetches
+            if f.phase == "verifier"
+            and (f.via or f.location).startswith("tests/test.sh:")
+            and not f.offline
+            and (f.manager in APT or (f.manager in ("pip", "uv") and f.kind == "package"))
+        }
+    )
+    lines = script.read_text().splitlines()
     out = []
-    for cmd in cmds:
-        if not cmd.reachable or not _is_install(cmd):
-            continue
-        start = cmd.line - 1
+    for start in starts:
         end = logical_line_end(lines, start)
-        if any(o[0] == start for o in out):
-            continue
-        on_it = sum(1 for c in cmds if start <= c.line - 1 < end)
+        on_it = sum(1 for c in model.test_sh if start <= c.line - 1 < end)
         out.append((start, end, "\n".join(lines[start:end]), on_it))
     return out
 

@@ -125,6 +125,8 @@ def _path_roles(name: str, words: list[str], paths: list[str]) -> list[Requireme
     if name in WRITERS or name in ("cp", "mv", "rsync", "curl", "wget"):
         dest = _dest(name, words)
         return [_blank("path", p, "write" if p == dest or name in WRITERS else "read") for p in paths]
+    if name in ("python", "python3") and words[1:2] == ["-m"]:  # `python3 -m pip install --find-links /opt/w`:
+        return [_blank("path", p, "mention") for p in paths]  # the module reads its own arguments, as `pip` would
     if name in READERS or name in ("python", "python3", "bash", "sh", "node", "ruby", "perl"):
         runs_script = name in ("python", "python3", "bash", "sh")
         return [_blank("path", p, "exec" if runs_script and i == 0 else "read") for i, p in enumerate(paths)]

@@ -95,10 +95,10 @@ def instruction_spans(text: str) -> list[Span]:
             stage, scope = stage + 1, {}
             span.resolved = substitute(span.value, global_args)
         elif keyword == "ARG":
-            for k, v in _assignments(span.value).items():
+            for k, v in assignments(span.value).items():
                 (global_args if stage < 0 else scope)[k] = v or global_args.get(k, "")
         elif keyword == "ENV":
-            scope.update({k: substitute(v, scope) for k, v in _assignments(span.value).items()})
+            scope.update({k: substitute(v, scope) for k, v in assignments(span.value).items()})
         span.stage = stage
         if keyword in ("RUN", "COPY", "ADD", "WORKDIR", "USER"):
             span.resolved = substitute(span.heredoc if span.heredoc is not None else span.value, scope)
@@ -163,7 +163,7 @@ def substitute(text: str, values: dict[str, str]) -> str:
     return VAR.sub(repl, text)
 
 
-def _assignments(value: str) -> dict[str, str]:
+def assignments(value: str) -> dict[str, str]:
     try:
         words = shlex.split(value)
     except ValueError:

@@ -22,6 +22,7 @@ from envqa.core.input_files import InputFileError, read_text
 from envqa.core.parsers.dockerfile import Span, instruction_spans
 from envqa.core.parsers.shell import Command
 from envqa.core.task_checksum import harbor_task_checksum
+from envqa.core.task_model.fetches import Fetch, read_fetches
 from envqa.core.task_model.provenance import Provenance, provenance_of
 from envqa.core.task_model.tests_reader import TestsModel, read_tests
 
@@ -36,6 +37,7 @@ class Derived:
     dockerfile: Path
     tests: TestsModel
     provenance: Provenance | None = None  # built on first use from the first caller's env (root-independent)
+    fetches: list[Fetch] | None = None  # likewise (core/task_model/fetches.py: files named relative to the root)
 
     @cached_property
     def dockerfile_spans(self) -> list[Span]:
@@ -86,6 +88,16 @@ class TaskModel:
         if self.derived.provenance is None:
             self.derived.provenance = provenance_of(self.env, self.dockerfile_spans)
         return self.derived.provenance
+
+    @property
+    def fetches(self) -> list[Fetch]:
+        """What the task fetches from outside, phase by phase (core/task_model/fetches.py): every network and pin
+        rule asks this list instead of parsing commands."""
+        if self.derived.fetches is None:
+            script = self.tests.script
+            test_file = (script.rel, script.text) if script is not None else None
+            self.derived.fetches = read_fetches(self.env, self.dockerfile_spans, self.test_sh, test_file)
+        return self.derived.fetches
 
 
 class TaskModels:

@@ -3,8 +3,8 @@
 Rules (ids are stable; each finding carries file:line, why it matters and a fix):
   reward-not-written-on-failure   test.sh writes a reward only when the tests pass
   reward-written-unconditionally  test.sh writes a success reward whatever the tests said
-  verifier-installs-at-runtime    test.sh installs or downloads things when it runs
-  unpinned-python-dependency      pip installs without a pinned version
+  (and probes/static/fetch_rules.py: verifier-installs-at-runtime, unpinned-python-dependency, apt-version-pinned,
+   download-of-moving-target, as queries over the task model's fetches)
   compose-privileged              a docker-compose service runs privileged
   compose-writable-bind-mount     a host directory is mounted writable (or from outside the task)
   root-agent (opt-in)             the agent runs as root
@@ -19,20 +19,17 @@ redirections and continuations are never mistaken for packages, and lines that c
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import yaml
 
 from envqa.core.environment import Environment
-from envqa.core.models import Finding, Severity
-from envqa.core.network_policy import verifier_network_of
+from envqa.core.models import Finding
 from envqa.core.parsers.dockerfile import parse_dockerfile
-from envqa.core.parsers.pip import pip_args, unpinned_packages
 from envqa.core.parsers.shell import Command
 from envqa.core.registry.rules import EXPLAINS_AT_LINE
-from envqa.core.task_config import NetworkMode
 from envqa.probes.base import ProbeContext, register_probe
 from envqa.probes.static.drift_rules import drift_findings
+from envqa.probes.static.fetch_rules import fetch_findings
 from envqa.probes.static.guard_rules import permission_guard_rules
 from envqa.probes.static.image_checks import image_findings
 from envqa.probes.static.instruction_preserve import preserve_findings
@@ -50,16 +47,6 @@ from envqa.probes.static.verifier_shape_rules import verifier_shape_findings
 
 REWARD_FILE = re.compile(r"reward\.(txt|json)$")
 SUCCESS = re.compile(r"""^(1|1\.0+|\{\s*"reward"\s*:\s*1(\.0+)?\s*\})$""")
-URL = re.compile(r"^(https?|ftp)://", re.I)
-
-
-def _code_lines(path: Path) -> list[tuple[int, str]]:
-    out = []
-    for n, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#"):
-            out.append((n, line))
-    return out
 
 
 def reward_writes(commands: list[Command]) -> list[tuple[Command, str | None]]:
@@ -138,115 +125,6 @@ def reward_rules(env: Environment) -> list[Finding]:
                 location=f"{rel}:{last.line}",
             )
         )
-    return findings
-
-
-def fetch_commands(env: Environment) -> list[tuple[Command, list[str]]]:
-    """Reachable commands in the verifier script that install or download, with the URLs they name."""
-    script = test_script(env)
-    if script is None:
-        return []
-    out = []
-    for cmd in script_commands(env):
-        if cmd.reachable and is_fetch(cmd):
-            out.append((cmd, [w for w in cmd.words if URL.match(w)]))
-    return out
-
-
-def is_fetch(cmd: Command) -> bool:
-    w = [x for x in cmd.words if not x.startswith("-")]
-    name = cmd.name
-    if name in ("curl", "wget", "uvx", "pipx"):
-        return True
-    if pip_args(cmd) is not None:
-        return True
-    verbs = w[1:3]
-    return (
-        (name in ("apt-get", "apt", "apk", "yum", "dnf") and any(v in ("install", "add", "update") for v in verbs))
-        or (name == "git" and "clone" in verbs)
-        or (name == "npm" and any(v in ("install", "i", "ci") for v in verbs))
-        or (name == "npx")
-        or (name == "cargo" and "install" in verbs)
-        or (name == "go" and verbs[:1] in (["get"], ["install"]))
-        or (name == "uv" and any(v in ("add", "sync", "run", "tool") for v in verbs[:1]))
-    )
-
-
-def runtime_fetch_rules(env: Environment) -> list[Finding]:
-    hits = fetch_commands(env)
-    script = test_script(env)
-    if not hits or script is None:
-        return []
-    rel = _rel(env, script)
-    cmd, _urls = hits[0]
-    offline = task_network_cut(env)
-    return [
-        Finding.of(
-            rule="verifier-installs-at-runtime",
-            severity=Severity.WARNING if offline else Severity.INFO,
-            message="the verifier installs or downloads at run time: "
-            + (
-                "the task has no network, so it cannot work"
-                if offline
-                else "it needs the network the task allows (it breaks where the network is cut), and what it "
-                "fetches can change under it"
-            ),
-            evidence=[c.evidence(rel) for c, _u in hits[:5]],
-            location=f"{rel}:{cmd.line}",
-        )
-    ]
-
-
-def task_network_cut(env: Environment) -> bool:
-    """Whether the task itself (as Harbor runs it) gives its verifier no network (the verifier phase's policy:
-    core/network_policy.py verifier_network_of; an `[agent]` override does not reach the verifier)."""
-    return verifier_network_of(env) == NetworkMode.NO_NETWORK
-
-
-PREBUILT_NOTE = " (the task names a prebuilt image: this bites at the next rebuild)"
-
-
-def pin_rules(env: Environment) -> list[Finding]:
-    """Unpinned pip installs. In the image's build (the Dockerfile, its requirements files) of a task that names a
-    prebuilt `docker_image`, info: trials run the image as built, so the drift waits for the next rebuild (the
-    same reading as download-of-moving-target); test.sh installs at every run, so there it stays a warning."""
-    prebuilt = bool(env.config.environment.docker_image)
-    built = Severity.INFO if prebuilt else None
-    note = PREBUILT_NOTE if prebuilt else ""
-    findings = []
-    commands = [
-        (_rel(env, env.dockerfile), cmd, built) for _stage, cmd in parse_dockerfile(env.dockerfile).run_commands()
-    ]
-    script = test_script(env)
-    if script is not None:
-        commands += [(_rel(env, script), c, None) for c in script_commands(env)]
-    for rel, cmd, severity in commands:
-        args = pip_args(cmd) if cmd.reachable else None
-        loose = unpinned_packages(args) if args else []
-        if loose:
-            findings.append(
-                Finding.of(
-                    rule="unpinned-python-dependency",
-                    message=f"pip installs {', '.join(loose)} without a pinned version: the environment changes "
-                    "when a new release comes out" + (note if severity else ""),
-                    evidence=[cmd.evidence(rel)],
-                    location=f"{rel}:{cmd.line}",
-                    severity=severity,
-                )
-            )
-    for req in sorted(env.build_context.glob("requirements*.txt")):
-        rel = _rel(env, req)
-        for n, ln in _code_lines(req):
-            if not ln.strip().startswith("-") and not re.search(r"(==|===|@)", ln):
-                findings.append(
-                    Finding.of(
-                        rule="unpinned-python-dependency",
-                        message=f"requirement {ln.strip()!r} is not pinned" + note,
-                        evidence=[f"{rel}:{n}: {ln.strip()}"],
-                        location=f"{rel}:{n}",
-                        severity=built,
-                    )
-                )
     return findings
 
 
@@ -342,8 +220,7 @@ def static_findings(env: Environment, root_agent: bool = False, unpinned_base: b
     """Every file-only rule; `qa lint` and the hunt both call this."""
     return explained_at_line(
         reward_rules(env)
-        + runtime_fetch_rules(env)
-        + pin_rules(env)
+        + fetch_findings(env)
         + compose_rules(env)
         + optin_rules(env, root_agent, unpinned_base)
         + task_findings(env)

@@ -8,6 +8,7 @@ import pytest
 
 from envqa.core.environment import load_environment
 from envqa.probes.static.drift_rules import drift_findings
+from envqa.probes.static.fetch_rules import fetch_findings
 from envqa.probes.static.findings import static_findings
 
 from .conftest import write_env
@@ -21,7 +22,7 @@ PREBUILT = 'version = "1.0"\n[environment]\ndocker_image = "someone/task:2025010
 
 def found(tmp_path, **files: str | None) -> list[tuple[str, str, str]]:
     env = load_environment(write_env(tmp_path / "t", **files), lint=True)
-    return [(f.rule, f.severity.value, f.location or "") for f in drift_findings(env)]
+    return [(f.rule, f.severity.value, f.location or "") for f in drift_findings(env) + fetch_findings(env)]
 
 
 def rules(tmp_path, **files: str | None) -> set[str]:
@@ -53,15 +54,21 @@ def rules(tmp_path, **files: str | None) -> set[str]:
 )
 def test_an_exact_apt_version_is_named_with_its_line(tmp_path, where, text):
     hits = [h for h in found(tmp_path, **{where: text}) if h[0] == "apt-version-pinned"]
-    assert len(hits) == 1 and hits[0][1] == "warning", hits
+    # warning where it fetches at every run (solve.sh, test.sh); info in the Dockerfile, frozen once built
+    assert len(hits) == 1 and hits[0][1] == ("info" if "Dockerfile" in where else "warning"), hits
     assert hits[0][2].split(":")[-1].isdigit()
 
 
-def test_each_pinned_package_is_one_finding(tmp_path):
-    solve = "#!/bin/bash\napt-get install -y \\\n  build-essential=12.10ubuntu1 \\\n  wget=1.21.4-1ubuntu4.1 \\\n  ncompress=5.0-1\n"
+def test_the_pins_of_one_file_are_one_finding(tmp_path):
+    solve = (
+        "#!/bin/bash\napt-get install -y \\\n  build-essential=12.10ubuntu1 \\\n  wget=1.21.4-1ubuntu4.1\n"
+        "apt-get install -y ncompress=5.0-1\n"
+    )
     env = load_environment(write_env(tmp_path / "t", solution__solve_sh=solve), lint=True)
-    names = sorted(f.message.split("exact apt version ")[1].split(":")[0] for f in drift_findings(env))
-    assert names == ["build-essential=12.10ubuntu1", "ncompress=5.0-1", "wget=1.21.4-1ubuntu4.1"]
+    (finding,) = [f for f in fetch_findings(env) if f.rule == "apt-version-pinned"]
+    for pin in ("build-essential=12.10ubuntu1", "ncompress=5.0-1", "wget=1.21.4-1ubuntu4.1"):
+        assert pin in finding.message
+    assert [e.split(":")[1] for e in finding.evidence] == ["2", "5"] and finding.location == "solution/solve.sh:2"
 
 
 @pytest.mark.parametrize(

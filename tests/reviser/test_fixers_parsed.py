@@ -7,6 +7,7 @@ import pytest
 
 from envqa.agents.fixers import mechanical_fix
 from envqa.core.environment import load_environment
+from envqa.probes.static.findings import static_findings
 from envqa.probes.static.lint import lint_structure
 from tests.reviser.conftest import write_task
 from tests.reviser.test_fixers import finding
@@ -96,3 +97,24 @@ def test_the_conftest_fixer_pins_the_real_pytest_call_and_leaves_heredoc_text_al
     assert "echo 'then pytest runs'\n" in out
     assert "# envqa: tests run in place from /tests (was: cp /tests/test_x.py /app/)" in out
     assert "cd /tests && python3 -m pytest --rootdir=/tests --confcutdir=/tests -c /dev/null -q /tests/test_x.py" in out
+
+
+def test_the_pin_fixer_pins_every_line_one_finding_lists(tmp_path):
+    sh = "#!/bin/bash\npip install requests\npip install flask\necho 1 > /logs/verifier/reward.txt\n"
+    task = write_task(tmp_path / "t", tests__test_sh=sh)
+    (grouped,) = [f for f in static_findings(load_environment(task)) if f.rule == "unpinned-python-dependency"]
+    fix = mechanical_fix(task, [grouped], image_packages=lambda: {"requests": "2.32.3", "flask": "3.0.3"})
+    assert fix.addressed == ["unpinned-python-dependency"], fix.declined
+    out = (fix.fixed_dir / "tests" / "test.sh").read_text()
+    assert "pip install requests==2.32.3\npip install flask==3.0.3\n" in out
+
+
+def test_the_runtime_install_fixer_leaves_an_offline_install_alone(tmp_path):
+    sh = (
+        "#!/bin/bash\npip install --no-index --find-links /opt/wheels pytest\napt-get install -y jq\n"
+        "echo 1 > /logs/verifier/reward.txt\n"
+    )
+    fix = mechanical_fix(write_task(tmp_path / "a", tests__test_sh=sh), [finding("verifier-installs-at-runtime")])
+    assert fix.addressed == ["verifier-installs-at-runtime"], fix.declined
+    test_sh = (fix.fixed_dir / "tests" / "test.sh").read_text()
+    assert "--no-index --find-links /opt/wheels pytest" in test_sh and "apt-get install" not in test_sh
