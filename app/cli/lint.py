@@ -82,7 +82,7 @@ def _online_findings(env, cfg, findings: list) -> list:
     from envqa.sandbox.indexes import OnlineIndexes
 
     indexes = OnlineIndexes(cfg.online, cfg.home)
-    return gone_over_pinned(findings, online_pin_findings(env, indexes, cfg.online.task_budget_sec))
+    return gone_over_pinned(env, findings, online_pin_findings(env, indexes, cfg.online.task_budget_sec))
 
 
 def _image_findings(env, cfg, as_json: bool) -> list:

@@ -54,12 +54,13 @@ def _lines(fetches: list[Fetch]) -> str:
     return f"line {lines[0]}" if len(lines) == 1 else "lines " + ", ".join(map(str, lines))
 
 
-def apt_pin_findings(env: Environment) -> list[Finding]:
-    """One finding per file naming every exact apt version in it."""
+def apt_pin_findings(env: Environment, skip: frozenset[str] = frozenset()) -> list[Finding]:
+    """One finding per file naming every exact apt version in it, but those at the `skip` places (file:line: pins
+    `qa lint --online` found gone, which pinned-version-gone reports instead)."""
     pins = [
         f
         for f in model_of(env).fetches
-        if f.manager in APT and f.kind == "package" and f.pin == "exact" and not f.durable
+        if f.manager in APT and f.kind == "package" and f.pin == "exact" and not f.durable and f.location not in skip
     ]
     out = []
     for where, group in _by_file(pins).items():

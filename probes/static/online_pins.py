@@ -27,7 +27,8 @@ from envqa.core.environment import Environment
 from envqa.core.models import Finding
 from envqa.core.package_index import PackageIndex, PackageIndexes, PinLike, has_version
 from envqa.core.task_model import model_of
-from envqa.core.task_model.pins_until_fetches import pinned_packages
+from envqa.core.task_model.fetches import pinned_packages
+from envqa.probes.static.fetch_rules import apt_pin_findings
 from envqa.probes.static.pin_sources import apt_question, pip_question
 from envqa.probes.static.task_files import rel
 
@@ -35,7 +36,7 @@ SHOWN_VERSIONS = 3
 
 
 def task_pins(env: Environment) -> list[PinLike]:
-    """The task's pins (TEMPORARY until s52-fetches merges: its `pinned_packages` replaces the adapter's)."""
+    """The task's exact apt and pip pins, in every file, from the task model's fetches."""
     return list(pinned_packages(model_of(env)))
 
 
@@ -187,8 +188,10 @@ def online_pin_findings(
     return findings_of(check_pins(env, pins, indexes, budget_sec)) if pins else []
 
 
-def gone_over_pinned(findings: list[Finding], online: list[Finding]) -> list[Finding]:
-    """A pin found gone withdraws apt-version-pinned's warning at its line ("fails once updated": it already
-    does); the pins still there keep theirs. Then the online findings."""
-    gone = {e.split(": ", 1)[0] for f in online if f.rule == "pinned-version-gone" for e in f.evidence}
-    return [f for f in findings if not (f.rule == "apt-version-pinned" and f.location in gone)] + online
+def gone_over_pinned(env: Environment, findings: list[Finding], online: list[Finding]) -> list[Finding]:
+    """A pin found gone withdraws apt-version-pinned at its line ("breaks at the next point release": it already
+    does); the file's other pins keep theirs, in the same one finding per file. Then the online findings."""
+    gone = frozenset(e.split(": ", 1)[0] for f in online if f.rule == "pinned-version-gone" for e in f.evidence)
+    if not gone:
+        return findings + online
+    return [f for f in findings if f.rule != "apt-version-pinned"] + apt_pin_findings(env, gone) + online

@@ -17,8 +17,8 @@ from envqa.core.config import OnlineSettings
 from envqa.core.environment import load_environment
 from envqa.core.package_index import Distribution, apt_has, distribution_of, pip_has
 from envqa.core.task_model import model_of
-from envqa.core.task_model.pins_until_fetches import Pin, pinned_packages
-from envqa.probes.static.drift_rules import apt_pin_findings
+from envqa.core.task_model.fetches import Pin, pinned_packages
+from envqa.probes.static.fetch_rules import apt_pin_findings
 from envqa.probes.static.online_pins import gone_over_pinned, online_pin_findings
 from envqa.sandbox.indexes import OnlineIndexes
 from envqa.sandbox.indexes.apt import LISTS, AptArchive, HostApt, parse_packages
@@ -94,7 +94,7 @@ def test_a_gone_pin_is_one_error_per_file_citing_each_line(index, tmp_path):
     assert "python3-minimal=3.11.2-1" in (f.fix or "")
     # the warning "fails once updated" gives way at the gone pins' lines only
     env = load_environment(root)
-    merged = gone_over_pinned(apt_pin_findings(env), found)
+    merged = gone_over_pinned(env, apt_pin_findings(env), found)
     pinned = sorted(x.message.split("version ")[1].split(":")[0] for x in merged if x.rule == "apt-version-pinned")
     assert pinned == [], pinned  # both lines hold a gone pin
     one_line = task(
@@ -102,8 +102,9 @@ def test_a_gone_pin_is_one_error_per_file_citing_each_line(index, tmp_path):
         "FROM debian:bookworm\nRUN apt-get install -y bash=5.2.15-2+b13\n"
         "RUN apt-get install -y python3-minimal=3.11.2-1\n",
     )
+    one_env = load_environment(one_line)
     merged = gone_over_pinned(
-        apt_pin_findings(load_environment(one_line)), online(one_line, settings(index.url), tmp_path / "home")
+        one_env, apt_pin_findings(one_env), online(one_line, settings(index.url), tmp_path / "home")
     )
     assert [x.location for x in merged if x.rule == "apt-version-pinned"] == ["environment/Dockerfile:2"]
 
@@ -186,7 +187,7 @@ def test_without_online_nothing_is_asked(index, tmp_path, qa_env):
     off = run_qa(["lint", str(root), "--json", "-c", str(qa_toml)], env, timeout=120)
     assert len(index.requests) == asked, index.requests[asked:]
     rules = {f["rule"]: f["severity"] for f in json.loads(off.stdout)["findings"]}
-    assert rules == {"apt-version-pinned": "warning"}, off.stdout + off.stderr
+    assert rules == {"apt-version-pinned": "info"}, off.stdout + off.stderr  # a Dockerfile pin, from the files alone
     on = run_qa(["lint", str(root), "--json", "--online", "-c", str(qa_toml)], env, timeout=120)
     report = json.loads(on.stdout)
     assert on.returncode == 1 and len(index.requests) > asked
@@ -224,7 +225,7 @@ def test_the_host_apt_lists_answer_for_their_release(tmp_path):
     assert candidate in answer.versions and not answer.unanswered
 
 
-def test_the_temporary_adapter_reads_dockerfile_pins(tmp_path):  # TEMPORARY until s52-fetches merges
+def test_the_task_model_lists_the_pins_online_checks(tmp_path):
     root = task(
         tmp_path,
         "FROM debian:bookworm\nRUN apt-get install -y -t bookworm-backports curl=7.88.1-10 libssl3:amd64=3.0.1 \\\n"
