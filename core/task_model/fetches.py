@@ -86,7 +86,8 @@ def pinned_packages(model: WithFetches) -> list[Pin]:
     for f in model.fetches:
         manager = "apt" if f.manager in APT else "pip" if f.manager in ("pip", "uv") else ""
         if manager and f.pin == "exact" and f.kind == "package" and f.version:
-            out.append(Pin(manager, f.target, f.version, f.file, f.line))
+            name = f.target.split(":", 1)[0] if manager == "apt" else f.target  # libssl3:amd64 is libssl3's
+            out.append(Pin(manager, name, f.version, f.file, f.line))
     return list(dict.fromkeys(out))
 
 
