@@ -44,11 +44,9 @@ def lint(
             )
         fail(e)
     s = cfg.probes
-    findings = lint_findings(env, strict or s.lint_root_agent, strict or s.lint_unpinned_base)
-    if image:  # the image's proof replaces the files' suspicion of the same rule at the same line
-        from envqa.probes.static.findings import proven_over_suspected
-
-        findings = proven_over_suspected(findings, _image_findings(env, cfg, as_json))
+    # the image's proof replaces the files' suspicion of the same rule at the same line
+    shown = _image_findings(env, cfg, as_json) if image else None
+    findings = lint_findings(env, strict or s.lint_root_agent, strict or s.lint_unpinned_base, image=shown)
     serious = [f for f in findings if f.severity != "info"]
     coverage = lint_coverage(image=image, strict=strict or s.lint_root_agent or s.lint_unpinned_base)
     if as_json:

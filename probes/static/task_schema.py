@@ -15,8 +15,9 @@
 from __future__ import annotations
 
 from envqa.core.environment import Environment
+from envqa.core.finding_groups import group_repeats
 from envqa.core.models import Finding
-from envqa.probes.static.findings import static_findings
+from envqa.probes.static.findings import proven_over_suspected, static_findings
 from envqa.probes.static.lint import lint_structure
 from envqa.probes.static.task_files import rel, script_commands, test_script
 from envqa.probes.static.task_rules import unknown_key_findings
@@ -54,9 +55,13 @@ def _empty_verifier(env: Environment) -> list[Finding]:
     ]
 
 
-def lint_findings(env: Environment, root_agent: bool = False, unpinned_base: bool = False) -> list[Finding]:
+def lint_findings(
+    env: Environment, root_agent: bool = False, unpinned_base: bool = False, image: list[Finding] | None = None
+) -> list[Finding]:
     """Everything `qa lint` reports from files: structure, the static rules (for each step of a multi-step
-    task, as that step sees the task), and the task-format rules above."""
+    task, as that step sees the task), and the task-format rules above; with `image` (`qa lint --image`: what
+    the built image showed) the image's proof replaces the files' suspicion at the same line. Last, the repeats of
+    a rule in one file become one finding (core/finding_groups.py): every reader of `qa lint` sees that list."""
     views = [env.for_step(s) for s in env.steps] if env.steps else [env]
     found = lint_structure(env) + unknown_key_findings(env) + _instruction_findings(env)
     for view in views:
@@ -67,4 +72,6 @@ def lint_findings(env: Environment, root_agent: bool = False, unpinned_base: boo
         if key not in seen:
             seen.add(key)
             out.append(f)
-    return out
+    if image is not None:
+        out = proven_over_suspected(out, image)
+    return group_repeats(out)

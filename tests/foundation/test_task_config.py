@@ -210,7 +210,8 @@ def test_unknown_keys_through_the_cli(tmp_path, qa_env):
     lint = run_qa(["lint", str(root), "--json"], qa_env, timeout=120)
     assert lint.returncode == 0, lint.stderr  # info findings only: the task is still clean
     found = [(f["rule"], f["severity"]) for f in json.loads(lint.stdout)["findings"]]
-    assert found == [("task-config-unknown-key", "info")] * 2
+    assert found == [("task-config-unknown-key", "info")]  # two keys of one file: one finding, both in it
+    assert json.loads(lint.stdout)["findings"][0]["locations"] == ["task.toml"] * 2
     assert "'timeout_secs' in [verifier] (did you mean 'timeout_sec'?)" in lint.stdout
     # qa run names them on stderr before it starts (here it then stops: no Docker engine at that socket).
     run = run_qa(["run", str(root)], {**qa_env, "DOCKER_HOST": "unix:///nonexistent/envqa.sock"}, timeout=120)
