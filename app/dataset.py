@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
 
+from envqa.app.dataset_conventions import lift_conventions
 from envqa.app.dataset_models import DatasetReport, TaskRow, dataset_exit_code, summarize
 from envqa.app.dataset_rows import task_row
 from envqa.core.environment import IGNORED_DIRS, load_environment
@@ -139,11 +140,13 @@ def row_from_report(task: Task, report: dict, seconds: float | None) -> TaskRow:
 def build_report(
     dataset_id: str, paths: list[str], rows: list[TaskRow], seconds: float | None, report_html: str | None = None
 ) -> DatasetReport:
-    summary = summarize(rows, seconds)
+    summary = summarize(rows, seconds)  # the rows as run: by_rule still counts a convention's tasks
+    shown, conventions = lift_conventions(rows)
     return DatasetReport(
         dataset_run_id=dataset_id,
         paths=paths,
-        tasks=rows,
+        tasks=shown,
+        conventions=conventions,
         summary=summary,
         exit_code=dataset_exit_code(rows),
         report_html=report_html,

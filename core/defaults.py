@@ -572,3 +572,10 @@ COLLATERAL_TIME_LIMIT_SEC = 3.0
 a verifier that takes longer than this to run gets one damage, not three."""
 COLLATERAL_MAX_RESTORE_BYTES = 8 * 1024 * 1024
 """A file larger than this is not damaged by the collateral probe: it is read whole to restore it afterwards."""
+
+DATASET_CONVENTION_SHARE = 0.5
+"""A dataset run: a rule whose warnings are on more than this share of the dataset's tasks is a convention of that
+dataset, reported once for the dataset instead of on each task (app/dataset_conventions.py)."""
+
+DATASET_CONVENTION_MIN_TASKS = 5
+"""... and on at least this many tasks: three tasks of five agreeing is a coincidence, not a convention."""
