@@ -56,12 +56,18 @@ def _empty_verifier(env: Environment) -> list[Finding]:
 
 
 def lint_findings(
-    env: Environment, root_agent: bool = False, unpinned_base: bool = False, image: list[Finding] | None = None
+    env: Environment,
+    root_agent: bool = False,
+    unpinned_base: bool = False,
+    image: list[Finding] | None = None,
+    grouped: bool = True,
 ) -> list[Finding]:
     """Everything `qa lint` reports from files: structure, the static rules (for each step of a multi-step
     task, as that step sees the task), and the task-format rules above; with `image` (`qa lint --image`: what
     the built image showed) the image's proof replaces the files' suspicion at the same line. Last, the repeats of
-    a rule in one file become one finding (core/finding_groups.py): every reader of `qa lint` sees that list."""
+    a rule in one file become one finding (core/finding_groups.py): every reader of `qa lint` sees that list.
+    `grouped=False` is for a reader that matches findings place by place (benchmarks/real_tasks.py holds a 2.0
+    task's findings against its 2.1 fix's, message by message)."""
     views = [env.for_step(s) for s in env.steps] if env.steps else [env]
     found = lint_structure(env) + unknown_key_findings(env) + _instruction_findings(env)
     for view in views:
@@ -74,4 +80,4 @@ def lint_findings(
             out.append(f)
     if image is not None:
         out = proven_over_suspected(out, image)
-    return group_repeats(out)
+    return group_repeats(out) if grouped else out
