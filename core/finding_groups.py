@@ -46,6 +46,10 @@ def own_message(f: Finding) -> str:
     return f.message.removesuffix(suffix(places(f)))
 
 
+def _at(location: str | None, message: str) -> str:
+    return message if message.startswith(f"{location}:") else f"{location}: {message}"
+
+
 def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
@@ -61,7 +65,7 @@ def merge(group: list[Finding]) -> Finding:
             continue
         where += places(f)
         # a place without a line is told apart only by its message (which key, which service): it joins the evidence
-        said = [f"{f.location}: {own_message(f)}"] if f.location == file_of(f.location or "") else []
+        said = [_at(f.location, own_message(f))] if f.location == file_of(f.location or "") else []
         evidence += [e for e in said + f.evidence if e not in seen]
         kept.append(f)
     if len(kept) == 1:
