@@ -43,10 +43,10 @@ def is_task_dir(path: Path) -> bool:
 def is_dataset_dir(path: Path) -> bool:
     """A folder that is not a task itself and has a task among its subfolders (then each subfolder is a task: one
     that does not load is a row with its error). A task folder that lost its task.toml stays today's error."""
-    return path.is_dir() and not is_task_dir(path) and any(is_task_dir(p) for p in _subdirs(path))
+    return path.is_dir() and not is_task_dir(path) and any(is_task_dir(p) for p in task_subdirs(path))
 
 
-def _subdirs(path: Path) -> list[Path]:
+def task_subdirs(path: Path) -> list[Path]:
     return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name not in IGNORED_DIRS)
 
 
@@ -75,7 +75,7 @@ def discover(
     """The tasks the paths name, filtered; each loaded once here so a malformed one is a row, not a crash."""
     found: dict[Path, Task] = {}
     for given in paths:
-        candidates = _subdirs(given) if is_dataset_dir(given) else [given]
+        candidates = task_subdirs(given) if is_dataset_dir(given) else [given]
         for c in candidates:
             resolved = c.resolve() if c.exists() else Path(os.path.abspath(c))
             if resolved in found:

@@ -28,11 +28,17 @@ def lint(
     ),
     strict: bool = typer.Option(False, "--strict", help="add the opt-in rules: root agent, unpinned base image"),
     config: Path | None = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
+    fmt: str = typer.Option("text", "--format", help="a folder of tasks: text, json or markdown"),
 ) -> None:
-    """Check an environment's files (and with --image its built image) without running any agent."""
+    """Check an environment's files (and with --image its built image) without running any agent; a folder of
+    tasks is linted task by task, as one dataset report."""
     configure_logging()
+    from envqa.app.dataset import is_dataset_dir
     from envqa.core.environment import load_environment
     from envqa.probes.static.task_schema import lint_findings
+
+    if is_dataset_dir(env_dir):
+        _lint_dataset(env_dir, config, strict, image, "json" if as_json else fmt)
 
     try:
         cfg = cli_config(config, {})
@@ -63,6 +69,29 @@ def lint(
         print_findings([f.public() for f in findings], console, title=f"lint {env.root}")
         console.print(coverage.summary(found=bool(serious)), markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(1 if serious else 0)
+
+
+def _lint_dataset(root: Path, config: Path | None, strict: bool, image: bool, fmt: str) -> None:
+    """`qa lint DATASET_DIR` (app/lint_dataset.py): one DatasetReport, as `qa run DIR` prints one."""
+    from envqa.app.lint_dataset import lint_dataset, print_lint_dataset
+
+    if image or fmt not in ("text", "json", "markdown"):
+        why = "--image takes one task" if image else f"--format {fmt!r}: text, json or markdown"
+        fail(InputError(str(root), why), fmt == "json")
+    try:
+        s = cli_config(config, {}).probes
+    except InputError as e:
+        fail(e, fmt == "json")
+    report = lint_dataset(root, strict or s.lint_root_agent, strict or s.lint_unpinned_base)
+    if fmt == "json":
+        sys.stdout.write(report.model_dump_json() + "\n")
+    elif fmt == "markdown":
+        from envqa.app.ci_output import render
+
+        sys.stdout.write(render(report, "markdown"))
+    else:
+        print_lint_dataset(report, Console())
+    raise typer.Exit(report.exit_code)
 
 
 def _image_findings(env, cfg, as_json: bool) -> list:

@@ -111,3 +111,21 @@ def test_text_and_json_outputs_show_every_place(tmp_path, qa_env):
     res = run_qa(["lint", str(env), "--json"], qa_env)
     pins = [f for f in json.loads(res.stdout)["findings"] if f["rule"] == "unpinned-python-dependency"]
     assert len(pins) == 1 and len(pins[0]["locations"]) == 3 and len(pins[0]["evidence"]) == 3
+
+
+def test_qa_lint_over_a_folder_of_tasks_says_a_convention_once(tmp_path, qa_env):
+    for i in range(6):
+        write_env(tmp_path / f"task-{i}", environment__Dockerfile=PINS)
+    write_env(tmp_path / "broken", task_toml='version = "1.0"\n[agent]\ntimeout_sec = "soon"\n')
+    res = run_qa(["lint", str(tmp_path), "--json"], qa_env)
+    assert res.returncode == 1, res.stderr
+    report = json.loads(res.stdout)
+    (conv,) = report["conventions"]
+    assert conv["summary"] == "unpinned-python-dependency on 6 of 7 tasks: a convention of this dataset"
+    assert conv["task_names"] == [f"task-{i}" for i in range(6)]
+    assert conv["example"]["evidence"].count("pip install") == 3  # the example is the task's one grouped finding
+    assert not [f for t in report["tasks"] for f in t["findings"] if f["rule"] == "unpinned-python-dependency"]
+    assert [(t["name"], t["exit_code"]) for t in report["tasks"]][0] == ("broken", 2)
+    text = run_qa(["lint", str(tmp_path)], qa_env)
+    assert "unpinned-python-dependency on 6 of 7 tasks" in text.stdout and "broken: invalid" in text.stdout
+    assert "pip installs" not in text.stdout
