@@ -15,9 +15,9 @@ from envqa.app.ci_output import render
 from envqa.app.cli.run_dataset import print_summary
 from envqa.app.dataset import build_report
 from envqa.app.dataset_models import TaskFinding, TaskRow
+from envqa.app.report_html.dataset import render_dataset_report
 from envqa.core.defaults import DATASET_CONVENTION_MIN_TASKS
-
-pytestmark = pytest.mark.fast
+from qa_testkit import open_report
 
 PIN = "unpinned-python-dependency"
 
@@ -42,6 +42,7 @@ def dataset(pins: int, clean: int) -> list[TaskRow]:
     return [*rows, row("t-err", (PIN, "error"), (PIN, "warning"))] + [row(f"c{i}") for i in range(clean)]
 
 
+@pytest.mark.fast
 def test_a_rule_on_most_tasks_is_said_once_and_leaves_the_rows():
     rows = dataset(pins=6, clean=2)
     report = build_report("ds-conv", ["tasks"], rows, None)
@@ -65,6 +66,7 @@ def test_a_rule_on_most_tasks_is_said_once_and_leaves_the_rows():
     assert f"{PIN} on 6 of 8 tasks: a convention of this dataset" in console.export_text()
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize(
     "pins,clean",
     [
@@ -76,3 +78,14 @@ def test_below_most_every_task_keeps_its_warning(pins, clean):
     report = build_report("ds-few", ["tasks"], dataset(pins, clean), None)
     assert report.conventions == []
     assert sum(f.rule == PIN and f.severity == "warning" for r in report.tasks for f in r.findings) == pins
+
+
+def test_the_html_page_says_the_convention_once(page, tmp_path):
+    """The dataset page in headless Chromium: the convention above the rule counts, the rows without its warning."""
+    report = build_report("ds-conv", ["tasks"], dataset(pins=6, clean=2), None)
+    path = tmp_path / "report.html"
+    path.write_text(render_dataset_report(report, path, tmp_path))
+    open_report(page, path)  # the page fixture records console errors and uncaught exceptions in page.errors
+    assert f"{PIN} on 6 of 8 tasks: a convention of this dataset" in page.inner_text("#rules p.convention")
+    assert page.locator(f"#rule-counts tr[data-rule='{PIN}'] td.num").inner_text() == "6"
+    assert page.errors == []
