@@ -20,7 +20,7 @@ import secrets
 from pathlib import Path
 from typing import Literal
 
-from envqa.app.dataset_models import DatasetReport, TaskFinding, TaskRow
+from envqa.app.dataset_models import DatasetConvention, DatasetReport, TaskFinding, TaskRow
 from envqa.app.dataset_rows import FIXED, proposal_state, top_finding
 from envqa.core.defaults import CI_BUDGET as BUDGET
 from envqa.core.defaults import CI_EVIDENCE_LINES as EVIDENCE_LINES
@@ -138,6 +138,10 @@ def task_section(r: TaskRow) -> str | None:
     return "\n".join(out)
 
 
+def example(c: DatasetConvention) -> str:
+    return f"; e.g. {cell(c.example.summary[:300])}" if c.example else ""
+
+
 def markdown(report: DatasetReport) -> str:
     s = report.summary
     verdicts = ", ".join(f"{n} {v}" for v, n in sorted(s.by_verdict.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -151,6 +155,10 @@ def markdown(report: DatasetReport) -> str:
     ]
     if rules:
         head += [f"**Rules fired (tasks):** {rules}", ""]
+    if report.conventions:  # said once, not on each task (app/dataset_conventions.py)
+        head += ["**Conventions of this dataset** (left out of each task's findings below):", ""]
+        head += [f"- `{cell(c.rule)}` ({c.severity}): {cell(c.summary)}" + example(c) for c in report.conventions]
+        head += [""]
     parts = ["\n".join(head + table(report))]
     used, left_out = len(parts[0]), []
     for r in report.tasks:

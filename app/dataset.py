@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
 
+from envqa.app.dataset_conventions import lift_conventions
 from envqa.app.dataset_models import DatasetReport, TaskRow, dataset_exit_code, summarize
 from envqa.app.dataset_rows import task_row
 from envqa.core.environment import IGNORED_DIRS, load_environment
@@ -42,10 +43,10 @@ def is_task_dir(path: Path) -> bool:
 def is_dataset_dir(path: Path) -> bool:
     """A folder that is not a task itself and has a task among its subfolders (then each subfolder is a task: one
     that does not load is a row with its error). A task folder that lost its task.toml stays today's error."""
-    return path.is_dir() and not is_task_dir(path) and any(is_task_dir(p) for p in _subdirs(path))
+    return path.is_dir() and not is_task_dir(path) and any(is_task_dir(p) for p in task_subdirs(path))
 
 
-def _subdirs(path: Path) -> list[Path]:
+def task_subdirs(path: Path) -> list[Path]:
     return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name not in IGNORED_DIRS)
 
 
@@ -74,7 +75,7 @@ def discover(
     """The tasks the paths name, filtered; each loaded once here so a malformed one is a row, not a crash."""
     found: dict[Path, Task] = {}
     for given in paths:
-        candidates = _subdirs(given) if is_dataset_dir(given) else [given]
+        candidates = task_subdirs(given) if is_dataset_dir(given) else [given]
         for c in candidates:
             resolved = c.resolve() if c.exists() else Path(os.path.abspath(c))
             if resolved in found:
@@ -139,11 +140,13 @@ def row_from_report(task: Task, report: dict, seconds: float | None) -> TaskRow:
 def build_report(
     dataset_id: str, paths: list[str], rows: list[TaskRow], seconds: float | None, report_html: str | None = None
 ) -> DatasetReport:
-    summary = summarize(rows, seconds)
+    summary = summarize(rows, seconds)  # the rows as run: by_rule still counts a convention's tasks
+    shown, conventions = lift_conventions(rows)
     return DatasetReport(
         dataset_run_id=dataset_id,
         paths=paths,
-        tasks=rows,
+        tasks=shown,
+        conventions=conventions,
         summary=summary,
         exit_code=dataset_exit_code(rows),
         report_html=report_html,

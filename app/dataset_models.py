@@ -57,6 +57,20 @@ class TaskRow(BaseModel):
     seconds: float | None = None
 
 
+class DatasetConvention(BaseModel):
+    """A rule that warns on most of the dataset's tasks, said once (app/dataset_conventions.py): its warnings are
+    not in the rows' findings; `task_names` says which tasks, `example` is the first task's finding."""
+
+    rule: str
+    label: str | None = None
+    severity: str = "warning"
+    tasks: int  # how many tasks it warns on
+    of: int  # the dataset's tasks
+    summary: str = ""
+    task_names: list[str] = Field(default_factory=list)
+    example: TaskFinding | None = None
+
+
 class DatasetSummary(BaseModel):
     tasks: int
     by_verdict: dict[str, int] = Field(default_factory=dict)
@@ -71,6 +85,8 @@ class DatasetReport(BaseModel):
     dataset_run_id: str
     paths: list[str] = Field(default_factory=list)  # what the user passed
     tasks: list[TaskRow] = Field(default_factory=list)
+    # rules that warn on most tasks, said once here instead of on each row (app/dataset_conventions.py)
+    conventions: list[DatasetConvention] = Field(default_factory=list)
     summary: DatasetSummary
     exit_code: int
     report_html: str | None = None

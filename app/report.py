@@ -34,8 +34,8 @@ def finding_rows(findings: list[dict]) -> list[list[str]]:
     rows = []
     for f in findings:
         text = escape(f.get("message") or "") + (f"\nfix: {escape(f['fix'])}" if f.get("fix") else "")
-        if f.get("location"):
-            text += f"\nat: {escape(f['location'])}"
+        if f.get("locations") or f.get("location"):  # a grouped finding: every place (core/finding_groups.py)
+            text += f"\nat: {escape(', '.join(dict.fromkeys(f.get('locations') or [f['location']])))}"
         rows.append([f["rule"], f"[{STYLE.get(f['severity'], '')}]{f['severity']}[/] ({f.get('label') or '-'})", text])
     return rows
 

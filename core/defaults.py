@@ -597,3 +597,10 @@ ONLINE_MAX_INDEX_BYTES = 512 * 1024 * 1024
 """The largest Packages file decompressed (bookworm main: about 47 MB): a decompression bomb stops here."""
 ONLINE_APT_CACHE_SEC = 5.0
 """The host's `apt-cache` (madison, policy) is given this long per call before its answer is left out."""
+
+DATASET_CONVENTION_SHARE = 0.5
+"""A dataset run: a rule whose warnings are on more than this share of the dataset's tasks is a convention of that
+dataset, reported once for the dataset instead of on each task (app/dataset_conventions.py)."""
+
+DATASET_CONVENTION_MIN_TASKS = 5
+"""... and on at least this many tasks: three tasks of five agreeing is a coincidence, not a convention."""

@@ -142,6 +142,9 @@ class Finding(BaseModel):
     message: str
     evidence: list[str] = Field(default_factory=list)
     location: str | None = None
+    # Every place, the first being `location`, when the finding groups repeats of its rule in one file
+    # (core/finding_groups.py); empty for a finding at one place.
+    locations: list[str] = Field(default_factory=list)
     fix: str | None = None
     trial_ids: list[str] = Field(default_factory=list)
     # The precise cause within the rule, when a probe could name it (nop-passes: empty-output-loop, ...); a

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Annotated, Any, TypedDict
 
 from envqa.core.environment import Environment
+from envqa.core.finding_groups import group_repeat_dicts
 from envqa.core.models import TrialResult
 from envqa.core.registry.rules import EXPLAINS, PROVEN_BY, Severity
 from envqa.core.run_deps import RunDeps
@@ -31,18 +32,24 @@ def per_version_findings(left: list | None, right: Any) -> list:
     - a finding that names its cause (a `subtype`) supersedes the same rule's finding without one: validation's
       `nop-passes` gives way to the hunt's explained one (probes/nop/cause.py);
     - a finding whose rule `explains` another (core/registry/rules.toml) withdraws that rule's findings: the
-      egress probe's `network-dependent-pass` explains validation's `oracle-fails`."""
+      egress probe's `network-dependent-pass` explains validation's `oracle-fails`.
+    Last, the repeats of a rule in one file become one finding that lists every place (core/finding_groups.py):
+    every node appends through here, so the report, the store, the dataset views and the gate's inputs all read
+    the grouped list (grouping again groups nothing twice: a group merged with a later repeat lists both's places)."""
     merged = per_version(left, right)
     found = [f for f in merged if isinstance(f, dict)]
     named = {f.get("rule") for f in found if f.get("subtype")}
     explained = {other for f in found for other in EXPLAINS.get(str(f.get("rule")), ())}
-    return [
-        proven(f, found) if isinstance(f, dict) else f
-        for f in merged
-        if not (
-            isinstance(f, dict) and ((f.get("rule") in named and not f.get("subtype")) or f.get("rule") in explained)
-        )
-    ]
+    return group_repeat_dicts(
+        [
+            proven(f, found) if isinstance(f, dict) else f
+            for f in merged
+            if not (
+                isinstance(f, dict)
+                and ((f.get("rule") in named and not f.get("subtype")) or f.get("rule") in explained)
+            )
+        ]
+    )
 
 
 SEVERITIES = list(Severity)  # in rising order

@@ -34,11 +34,17 @@ def lint(
         "([online] in qa.toml; without this flag nothing is asked of any network)",
     ),
     config: Path | None = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
+    fmt: str = typer.Option("text", "--format", help="a folder of tasks: text, json or markdown"),
 ) -> None:
-    """Check an environment's files (and with --image its built image) without running any agent."""
+    """Check an environment's files (and with --image its built image) without running any agent; a folder of
+    tasks is linted task by task, as one dataset report."""
     configure_logging()
+    from envqa.app.dataset import is_dataset_dir
     from envqa.core.environment import load_environment
     from envqa.probes.static.task_schema import lint_findings
+
+    if is_dataset_dir(env_dir):
+        _lint_dataset(env_dir, config, strict, image, "json" if as_json else fmt)
 
     try:
         cfg = cli_config(config, {})
@@ -50,11 +56,9 @@ def lint(
             )
         fail(e)
     s = cfg.probes
-    findings = lint_findings(env, strict or s.lint_root_agent, strict or s.lint_unpinned_base)
-    if image:  # the image's proof replaces the files' suspicion of the same rule at the same line
-        from envqa.probes.static.findings import proven_over_suspected
-
-        findings = proven_over_suspected(findings, _image_findings(env, cfg, as_json))
+    # the image's proof replaces the files' suspicion of the same rule at the same line
+    shown = _image_findings(env, cfg, as_json) if image else None
+    findings = lint_findings(env, strict or s.lint_root_agent, strict or s.lint_unpinned_base, image=shown)
     if online:
         findings = _online_findings(env, cfg, findings)
     serious = [f for f in findings if f.severity != "info"]
@@ -83,6 +87,29 @@ def _online_findings(env, cfg, findings: list) -> list:
 
     indexes = OnlineIndexes(cfg.online, cfg.home)
     return gone_over_pinned(env, findings, online_pin_findings(env, indexes, cfg.online.task_budget_sec))
+
+
+def _lint_dataset(root: Path, config: Path | None, strict: bool, image: bool, fmt: str) -> None:
+    """`qa lint DATASET_DIR` (app/lint_dataset.py): one DatasetReport, as `qa run DIR` prints one."""
+    from envqa.app.lint_dataset import lint_dataset, print_lint_dataset
+
+    if image or fmt not in ("text", "json", "markdown"):
+        why = "--image takes one task" if image else f"--format {fmt!r}: text, json or markdown"
+        fail(InputError(str(root), why), fmt == "json")
+    try:
+        s = cli_config(config, {}).probes
+    except InputError as e:
+        fail(e, fmt == "json")
+    report = lint_dataset(root, strict or s.lint_root_agent, strict or s.lint_unpinned_base)
+    if fmt == "json":
+        sys.stdout.write(report.model_dump_json() + "\n")
+    elif fmt == "markdown":
+        from envqa.app.ci_output import render
+
+        sys.stdout.write(render(report, "markdown"))
+    else:
+        print_lint_dataset(report, Console())
+    raise typer.Exit(report.exit_code)
 
 
 def _image_findings(env, cfg, as_json: bool) -> list:

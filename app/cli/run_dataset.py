@@ -209,6 +209,10 @@ def print_summary(report: DatasetReport, console: Console) -> None:
     counts = ", ".join(f"{v} {k}" for k, v in sorted(report.summary.by_verdict.items()))
     seconds = f" in {report.summary.seconds:.0f}s" if report.summary.seconds is not None else ""
     console.print(f"{report.summary.tasks} tasks{seconds}: {counts}; exit {report.exit_code}", highlight=False)
+    for c in report.conventions:  # said once, not on each task (app/dataset_conventions.py; --json names them)
+        console.print(
+            f"{c.summary} (its {c.severity}s are left out of the tasks above)", highlight=False, soft_wrap=True
+        )
     if report.summary.by_rule:
         console.print(
             "most frequent findings: " + ", ".join(f"{k} ({v})" for k, v in list(report.summary.by_rule.items())[:5]),

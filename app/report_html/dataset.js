@@ -54,6 +54,7 @@
     if (!entries.length) { body.replaceChildren(h("p", { class: "muted" }, "no rule fired on any task")); return; }
     const total = Math.max(1, (D.summary || {}).tasks || D.tasks.length);
     const sev = {};
+    for (const c of D.conventions || []) sev[c.rule] = c.severity;
     for (const t of D.tasks) for (const f of t.findings) sev[f.rule] = f.severity;
     const tbl = h("table", { id: "rule-counts" }, h("tr", null, h("th", null, "rule"), h("th", null, "severity"),
       h("th", null, "tasks"), h("th", null, "")));
@@ -62,7 +63,10 @@
         h("td", { class: "id" }, rule), h("td", null, sev[rule] ? badge(sev[rule], "sev-" + sev[rule]) : ""),
         h("td", { class: "num" }, n), h("td", null, h("span", { class: "rulebar", style: "width:" + Math.round(240 * n / total) + "px" }))));
     }
-    body.replaceChildren(tbl);
+    /* a rule that warns on most tasks is said once (app/dataset_conventions.py): its warnings are not in the rows */
+    const conv = (D.conventions || []).map((c) => h("p", { class: "convention" }, badge(c.severity, "sev-" + c.severity), " ",
+      h("span", { class: "id" }, c.rule), " ", c.summary + " (left out of each task's findings below; every task is named in the JSON)"));
+    body.replaceChildren(...conv, tbl);
   }
 
   /* pass@1 as a point on a 0..1 line with the band shaded (and the number beside it). */

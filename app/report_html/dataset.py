@@ -14,6 +14,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
+from envqa.app.dataset_conventions import lift_conventions
 from envqa.app.dataset_models import DatasetReport, TaskRow, dataset_exit_code, summarize
 from envqa.app.dataset_rows import FIXED, proposal_state, top_finding
 from envqa.app.report_html import HERE, jinja_env, script_json
@@ -110,10 +111,12 @@ def dataset_from_store(store, dataset_id: str) -> DatasetReport | None:
         )
         for t in store.dataset_tasks(dataset_id)
     ]
+    shown, conventions = lift_conventions(rows)
     return DatasetReport(
         dataset_run_id=dataset_id,
         paths=ds.get("paths") or [],
-        tasks=rows,
+        tasks=shown,
+        conventions=conventions,
         summary=summarize(rows, unrun="not run yet"),
         exit_code=dataset_exit_code(rows) if rows else 3,
     )

@@ -15,8 +15,9 @@
 from __future__ import annotations
 
 from envqa.core.environment import Environment
+from envqa.core.finding_groups import group_repeats
 from envqa.core.models import Finding
-from envqa.probes.static.findings import static_findings
+from envqa.probes.static.findings import proven_over_suspected, static_findings
 from envqa.probes.static.lint import lint_structure
 from envqa.probes.static.task_files import rel, script_commands, test_script
 from envqa.probes.static.task_rules import unknown_key_findings
@@ -55,10 +56,20 @@ def _empty_verifier(env: Environment) -> list[Finding]:
     ]
 
 
-def lint_findings(env: Environment, root_agent: bool = False, unpinned_base: bool = False) -> list[Finding]:
+def lint_findings(
+    env: Environment,
+    root_agent: bool = False,
+    unpinned_base: bool = False,
+    image: list[Finding] | None = None,
+    grouped: bool = True,
+) -> list[Finding]:
     """Everything `qa lint` reports from files: structure, the static rules (for each step of a multi-step
     task, as that step sees the task; each milestone likewise, as its own verifier), and the task-format rules
-    above."""
+    above; with `image` (`qa lint --image`: what the built image showed) the image's proof replaces the files'
+    suspicion at the same line. Last, the repeats of a rule in one file become one finding
+    (core/finding_groups.py): every reader of `qa lint` sees that list. `grouped=False` is for a reader that
+    matches findings place by place (benchmarks/real_tasks.py holds a 2.0 task's findings against its 2.1 fix's,
+    message by message)."""
     views = [env.for_step(s) for s in env.steps or env.milestones] or [env]
     found = lint_structure(env) + unknown_key_findings(env) + _instruction_findings(env)
     for view in views:
@@ -69,4 +80,6 @@ def lint_findings(env: Environment, root_agent: bool = False, unpinned_base: boo
         if key not in seen:
             seen.add(key)
             out.append(f)
-    return out
+    if image is not None:
+        out = proven_over_suspected(out, image)
+    return group_repeats(out) if grouped else out
