@@ -49,6 +49,12 @@ def _evidence(fetches: list[Fetch]) -> list[str]:
     return list(dict.fromkeys(f.evidence for f in fetches))
 
 
+def _places(fetches: list[Fetch]) -> list[str]:
+    """Every place of a finding that has several (Finding.locations, as core/finding_groups.py fills it)."""
+    places = list(dict.fromkeys(f.location for f in fetches))
+    return places if len(places) > 1 else []
+
+
 def _lines(fetches: list[Fetch]) -> str:
     lines = sorted({f.line for f in fetches})
     return f"line {lines[0]}" if len(lines) == 1 else "lines " + ", ".join(map(str, lines))
@@ -76,6 +82,7 @@ def apt_pin_findings(env: Environment, skip: frozenset[str] = frozenset()) -> li
                 "keeps only the current version, so this install breaks at the next point release"
                 + (BUILD_NOTE if build else f" ({WHEN[group[0].phase]})"),
                 evidence=_evidence(group),
+                locations=_places(group),
                 location=group[0].location,
             )
         )
@@ -105,6 +112,7 @@ def unpinned_python_findings(env: Environment) -> list[Finding]:
                 "changes when a new release comes out"
                 + ((PREBUILT_NOTE if prebuilt else BUILD_NOTE) if build else " (test.sh installs at every verify)"),
                 evidence=_evidence(group),
+                locations=_places(group),
                 location=group[0].location,
                 severity=Severity.INFO if build else None,
             )
@@ -127,6 +135,7 @@ def download_findings(env: Environment) -> list[Finding]:
                 message=f"{where} fetches {what} {WHEN[group[0].phase]}, so what it gets changes or disappears "
                 "under the same URL" + (PREBUILT_NOTE if quiet else ""),
                 evidence=_evidence(group),
+                locations=_places(group),
                 location=group[0].location,
             )
         )

@@ -40,6 +40,10 @@ def write_env(root: Path, files_: dict[str, str | None] | None = None, **overrid
     return root
 
 
+OPEN_NETWORK_TOML = BASE_FILES["task.toml"].replace("allow_internet = false", "allow_internet = true")
+"""A task whose network is open: a verify-time install is only a note there (verifier-installs-at-runtime)."""
+
+
 def expected(name: str) -> dict:
     return json.loads((EXAMPLES / name / "qa-expected.json").read_text())
 

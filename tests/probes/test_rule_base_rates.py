@@ -16,11 +16,11 @@ import pytest
 
 from qa_testkit import REPO
 
-from .conftest import write_env
+from .conftest import OPEN_NETWORK_TOML, write_env
 
 pytestmark = pytest.mark.fast
 
-PIN = "FROM debian:bookworm\nRUN pip install requests\nRUN pip install flask\n"
+PIN = "#!/bin/bash\npip install requests\npip install flask\npytest /tests\n"  # at verify time: a warning
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +49,8 @@ def test_clean_examples_have_no_warning(bench, capsys):
 def test_a_small_dataset_counts_tasks_families_and_refusals(bench, capsys, tmp_path):
     root = tmp_path / "ds"
     for name in ("fam-a/t1", "fam-a/t2", "fam-b/deeper/t3", "fam-b/t4"):
-        write_env(root / name, **({"environment__Dockerfile": PIN} if name.endswith(("t1", "t2")) else {}))
-    write_env(root / "fam-a/t1/inner", environment__Dockerfile=PIN)  # a folder inside a task is not another task
+        write_env(root / name, **({"tests__test_sh": PIN, "task_toml": OPEN_NETWORK_TOML} if name.endswith(("t1", "t2")) else {}))
+    write_env(root / "fam-a/t1/inner", tests__test_sh=PIN, task_toml=OPEN_NETWORK_TOML)  # a folder inside a task is not another task
     write_env(root / "fam-b/broken", task_toml='version = "1.0"\n[agent]\ntimeout_sec = "soon"\n')
     assert bench.main([str(root), "--by-family"]) == 1
     out = capsys.readouterr().out
