@@ -49,8 +49,13 @@ def test_clean_examples_have_no_warning(bench, capsys):
 def test_a_small_dataset_counts_tasks_families_and_refusals(bench, capsys, tmp_path):
     root = tmp_path / "ds"
     for name in ("fam-a/t1", "fam-a/t2", "fam-b/deeper/t3", "fam-b/t4"):
-        write_env(root / name, **({"tests__test_sh": PIN, "task_toml": OPEN_NETWORK_TOML} if name.endswith(("t1", "t2")) else {}))
-    write_env(root / "fam-a/t1/inner", tests__test_sh=PIN, task_toml=OPEN_NETWORK_TOML)  # a folder inside a task is not another task
+        write_env(
+            root / name,
+            **({"tests__test_sh": PIN, "task_toml": OPEN_NETWORK_TOML} if name.endswith(("t1", "t2")) else {}),
+        )
+    write_env(
+        root / "fam-a/t1/inner", tests__test_sh=PIN, task_toml=OPEN_NETWORK_TOML
+    )  # a folder inside a task is not another task
     write_env(root / "fam-b/broken", task_toml='version = "1.0"\n[agent]\ntimeout_sec = "soon"\n')
     assert bench.main([str(root), "--by-family"]) == 1
     out = capsys.readouterr().out
