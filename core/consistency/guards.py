@@ -62,6 +62,7 @@ class TaskFacts:
     tests_text: str = ""
     test_files: set[str] = field(default_factory=set)  # names of the files shipped in tests/
     verifier_written: VerifierWrites = field(default_factory=lambda: verifier_writes(""))  # its own outputs
+    opaque_base: bool = False  # the final stage starts from an image whose files the task's files cannot show
 
     def test_owned(self, path: str) -> bool:
         """The tests' own: their directories, a file they write, a file shipped with them (whatever
@@ -83,8 +84,11 @@ class TaskFacts:
         return _word_in(literal, self.tests_text)
 
     def produced(self, path: str) -> bool:
-        """An output: the oracle writes it, or it is not in the image (someone must create it)."""
-        return path.rstrip("/") in self.oracle_writes or not self.in_image(path)
+        """An output: the oracle writes it, or it is not in the image (someone must create it). Over an opaque base
+        image (a namespaced one: `swebench/sweb.eval...`, an environment prebuilt elsewhere) "not in the image"
+        cannot be read from the files, so only the oracle's writes show an output (a conda activate script of
+        that image is not something the agent must produce)."""
+        return path.rstrip("/") in self.oracle_writes or (not self.opaque_base and not self.in_image(path))
 
 
 def _word_in(literal: str, text: str) -> bool:
@@ -226,6 +230,28 @@ def _built_by(cmd: Command, copies: dict[str, Path], workdir: str) -> list[Requi
         return []
 
 
+def opaque_base(env: Environment) -> bool:
+    """The final stage's FROM names an image outside Docker's official library (a `namespace/name`, a registry
+    host) and not an earlier stage: its files are someone else's build, which the task's files do not show. The
+    official images (debian, ubuntu, python, node, ...) hold a distribution and a toolchain under system paths."""
+    stages: set[str] = set()
+    base = ""
+    for span in instruction_spans(_text(env.dockerfile)):
+        if span.keyword != "FROM":
+            continue
+        _, words = span.flags_and_args()
+        if not words:
+            continue
+        base = words[0].lower()
+        if len(words) >= 3 and words[1].lower() == "as":
+            stages.add(words[2].lower())
+    head, _, last = base.split("@", 1)[0].rpartition("/")  # the tag and digest are not the name
+    name = f"{head}/{last.split(':', 1)[0]}" if head else last.split(":", 1)[0]
+    if not name or name in stages or name == "scratch" or "$" in name:
+        return False
+    return "/" in name.removeprefix("docker.io/").removeprefix("library/")
+
+
 def _copied(env: Environment, sources: list[str], dest: str, from_stage: bool) -> dict[str, Path | None]:
     """The image paths a COPY makes, each with the build context's file copied there (None for a directory)."""
     base = dest.rstrip("/")
@@ -260,4 +286,5 @@ def facts_with(env: Environment, reqs: list[Requirement], tests_text: str) -> Ta
         tests_text=tests_text,
         test_files=test_file_names(env),
         verifier_written=verifier_writes(tests_text),
+        opaque_base=opaque_base(env),
     )

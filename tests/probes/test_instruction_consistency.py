@@ -13,6 +13,7 @@ from envqa.core.environment import load_environment
 from envqa.probes.static.findings import explained_at_line
 from envqa.probes.static.instruction_rules import instruction_findings
 from envqa.probes.static.provenance_rules import provenance_findings
+from envqa.probes.static.task_schema import lint_findings
 
 from .conftest import EXAMPLES, REPO, expected, write_env
 
@@ -335,3 +336,30 @@ def test_instruction_fixer_states_or_corrects(tmp_path, instruction, test_py, so
     assert findings
     fix = mechanical_fix(env.root, findings, workdir=tmp_path)
     assert after in (fix.fixed_dir / "instruction.md").read_text() and rules_of(fix.fixed_dir) == []
+
+
+SOURCES_ACTIVATE = (
+    "#!/bin/bash\nsource /opt/tool/bin/activate\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n"
+    '[ "$(cat /app/out.txt)" = hello ] && echo 1 > /logs/verifier/reward.txt\nexit 0\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("base", "flagged"),
+    [
+        ("debian:bookworm", True),  # an official image: /opt/tool is in no layer the files show, so an output
+        ("acme/prebuilt-env:1.2", False),  # a namespaced image built elsewhere: what it holds is unknown
+        ("registry.local:5000/team/env@sha256:" + "a" * 64, False),
+        ("docker.io/library/python:3.11-slim", True),  # the official library, spelled in full
+    ],
+)
+def test_over_an_opaque_base_image_only_the_oracle_shows_an_output(tmp_path, base, flagged):
+    env = write_env(tmp_path, environment__Dockerfile=f"FROM {base}\nWORKDIR /app\n", tests__test_sh=SOURCES_ACTIVATE)
+    found = [
+        f
+        for f in lint_findings(load_environment(env))
+        if f.rule == "instruction-omits-tested-requirement" and "/opt/tool/bin/activate" in f.message
+    ]
+    assert bool(found) == flagged, found
+    # /app/out.txt is written by the oracle and named by the instruction: never flagged, whatever the base
+    assert not [f for f in lint_findings(load_environment(env)) if "/app/out.txt" in f.message]
