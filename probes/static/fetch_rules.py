@@ -151,11 +151,18 @@ def _instruction_downloads(env: Environment) -> list[Finding]:
             url = m.group(0).rstrip(".,;:")
             reason = moving_reason(url)
             if reason:
+                page = "/blob/" in url  # a page rendered for reading (context), not a file the task downloads
                 out.append(
                     Finding.of(
                         "download-of-moving-target",
-                        message=f"the instruction sends the agent to {url}, {reason}: the task depends on an "
-                        "outside resource it does not ship, which can change, vanish or block the agent",
+                        severity=Severity.INFO if page else None,
+                        message=f"the instruction sends the agent to {url}, {reason}: "
+                        + (
+                            "a page to read, which can change or vanish (the agent reads it as it is that day)"
+                            if page
+                            else "the task depends on an outside resource it does not ship, which can change, vanish "
+                            "or block the agent"
+                        ),
                         evidence=[f"instruction.md:{n}: {line.strip()[:200]}"],
                         location=f"instruction.md:{n}",
                     )

@@ -75,3 +75,20 @@ def test_the_repeats_of_one_rule_in_one_file_are_one_finding_with_every_line(tmp
     (finding,) = [f for f in fetch_findings(env) if f.rule == "unpinned-python-dependency"]
     assert finding.evidence == ["tests/test.sh:2: pip install requests", "tests/test.sh:3: pip install flask"]
     assert "requests, flask" in finding.message and "lines 2, 3" in finding.message
+
+
+@pytest.mark.parametrize(
+    ("link", "severity"),
+    [
+        ("https://www.youtube.com/watch?v=abc123", "warning"),  # a video the task is about: it depends on it
+        ("https://raw.githubusercontent.com/o/r/main/data.csv", "warning"),  # a file to download and process
+        ("https://github.com/o/r/archive/refs/heads/main.zip", "warning"),
+        ("https://github.com/o/r/blob/main/CONTRIBUTING.md", "info"),  # a page to read, as issue texts cite them
+        ("https://github.com/o/r/blob/v1.2.0/CONTRIBUTING.md", None),  # a tag: a fixed target
+    ],
+)
+def test_an_instruction_link_to_a_moving_target_by_what_it_is(tmp_path, link, severity):
+    env = write_env(tmp_path, **{"instruction.md": f"Write /app/out.txt containing hello.\nSee {link} for details.\n"})
+    found = [f for f in fetch_findings(load_environment(env)) if f.rule == "download-of-moving-target"]
+    assert [f.severity for f in found] == ([severity] if severity else []), found
+    assert all(f.location == "instruction.md:2" for f in found)
