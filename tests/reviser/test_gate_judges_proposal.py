@@ -45,7 +45,10 @@ def test_an_unaddressed_rule_stays_open_a_new_one_fails_and_no_addresses_means_a
         write_task(
             tmp_path / "worse",
             tests__test_sh=FIXED,
-            environment__Dockerfile=("FROM debian:bookworm\nWORKDIR /app\nRUN pip install requests || true\n"),
+            environment__Dockerfile=(
+                "FROM debian:bookworm\nWORKDIR /app\n"
+                "RUN curl -fsSL https://github.com/o/r/archive/refs/heads/main.tar.gz -o /tmp/r.tgz || true\n"
+            ),
         )
     )
     with run_deps(config) as deps:
@@ -56,9 +59,9 @@ def test_an_unaddressed_rule_stays_open_a_new_one_fails_and_no_addresses_means_a
     assert ok.passed, [(c.name, c.detail) for c in ok.failures()]
     assert ok.still_open == ["verifier-installs-at-runtime"], ok.still_open
     assert "still open (not addressed): verifier-installs-at-runtime" in feedback(ok)
-    # the same fix plus an unpinned install in the image: a rule the parent did not fire is new
+    # the same fix plus a download of a branch in the image: a rule the parent did not fire is new
     assert not new.passed and not new_checks["lint"].passed
-    assert "new on the candidate: unpinned-python-dependency" in new_checks["lint"].detail
+    assert "new on the candidate: download-of-moving-target" in new_checks["lint"].detail
     # a proposal that names no rule (a human edit) answers for every rule the parent fired
     assert not every.passed and "still fires: verifier-installs-at-runtime" in every_checks["lint"].detail
 
