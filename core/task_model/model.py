@@ -22,6 +22,8 @@ from envqa.core.input_files import InputFileError, read_text
 from envqa.core.parsers.dockerfile import Span, instruction_spans
 from envqa.core.parsers.shell import Command
 from envqa.core.task_checksum import harbor_task_checksum
+from envqa.core.task_model.assertion_readers import read_assertions
+from envqa.core.task_model.assertions import AssertionModel
 from envqa.core.task_model.fetches import Fetch, read_fetches
 from envqa.core.task_model.provenance import Provenance, provenance_of
 from envqa.core.task_model.tests_reader import TestsModel, read_tests
@@ -38,6 +40,7 @@ class Derived:
     tests: TestsModel
     provenance: Provenance | None = None  # built on first use from the first caller's env (root-independent)
     fetches: list[Fetch] | None = None  # likewise (core/task_model/fetches.py: files named relative to the root)
+    assertions: AssertionModel | None = None  # likewise (core/task_model/assertions.py)
 
     @cached_property
     def dockerfile_spans(self) -> list[Span]:
@@ -98,6 +101,15 @@ class TaskModel:
             test_file = (script.rel, script.text) if script is not None else None
             self.derived.fetches = read_fetches(self.env, self.dockerfile_spans, self.test_sh, test_file)
         return self.derived.fetches
+
+
+    @property
+    def assertions(self) -> AssertionModel:
+        """Every check the verifier makes, one record each (core/task_model/assertions.py): what it observes, what
+        it compares with and where; every rule about what the tests check is a query over these."""
+        if self.derived.assertions is None:
+            self.derived.assertions = read_assertions(self.tests, self.provenance)
+        return self.derived.assertions
 
 
 class TaskModels:
