@@ -24,7 +24,6 @@ import structlog
 
 from envqa.agents.trial import TrialVerifier
 from envqa.core.defaults import (
-    MAX_TEST_BYTES,
     PROBE_EXEC_SEC,
     PROBE_QUICK_EXEC_SEC,
     PROBE_SCAN_EXEC_SEC,
@@ -36,6 +35,7 @@ from envqa.core.environment import Environment
 from envqa.core.models import Finding, Phase, TrialResult
 from envqa.core.sandbox import Sandbox, SandboxError
 from envqa.core.strace import PATH_SYSCALLS, path_uses
+from envqa.core.task_model import tests_of
 
 log = structlog.get_logger(__name__)
 
@@ -149,18 +149,9 @@ def _uses(sandbox: Sandbox, env: Environment, out: Path, verifier: TrialVerifier
 
 
 def verifier_text(env: Environment) -> str:
-    """The verifier's own files as text (what reads the outputs), at most MAX_TEST_BYTES in all."""
-    out: list[str] = []
-    size = 0
-    for copy in env.tests:
-        src = Path(copy.source)
-        for path in sorted(src.rglob("*")) if src.is_dir() else [src]:
-            if size > MAX_TEST_BYTES or not path.is_file() or path.stat().st_size > MAX_TEST_BYTES:
-                continue
-            text = path.read_text(errors="replace")
-            size += len(text)
-            out.append(text)
-    return "\n".join(out)
+    """The verifier's own files as text (what reads the outputs), at most MAX_TEST_BYTES in all: the test
+    model's (core/task_model/verifier_text.py)."""
+    return tests_of(env).verifier_text
 
 
 def _named_in_tests(env: Environment, written: set[str]) -> list[tuple[str, str]]:

@@ -29,6 +29,7 @@ class TestFile:
     rel: str  # relative to the task's root, as findings name it ("tests/test_outputs.py")
     in_tests: str  # as the verifier's folder names it: "tests/<path under the copied folder>"
     copy_source: Path  # the folder (or file) of env.tests it came from
+    copy_target: str = ""  # where that copy lands in the container ("/tests", "/tests/test.sh")
     size: int = 0
     error: InputFileError | None = None  # the guarded reader refused it: never read, never parsed
     undecodable: bool = False  # not UTF-8: `text` has the bad bytes replaced (a rule may skip such a file)
@@ -98,6 +99,14 @@ class TestFile:
         """A shell file's commands (core/parsers/shell.py); [] for any other file."""
         return parse_script(self.text) if self.is_shell and self.error is None else []
 
+    def same_bytes(self, other: Path) -> bool:
+        """Whether `other` (a file of the image's build context, say) holds exactly this file's bytes; False when
+        either cannot be read."""
+        try:
+            return self.path.is_file() and other.is_file() and other.read_bytes() == self.path.read_bytes()
+        except OSError:
+            return False
+
     def line(self, n: int) -> str:
         """Line n (1-based), stripped; "" outside the file."""
         return self.lines[n - 1].strip() if 0 < n <= len(self.lines) else ""
@@ -130,7 +139,13 @@ def test_files(env: Environment) -> list[TestFile]:
                 continue
             seen.add(path)
             under = path.relative_to(source).as_posix() if source.is_dir() else path.name
-            f = TestFile(path=path, rel=_rel(env.root, path), in_tests=f"tests/{under}", copy_source=source)
+            f = TestFile(
+                path=path,
+                rel=_rel(env.root, path),
+                in_tests=f"tests/{under}",
+                copy_source=source,
+                copy_target=copy.target,
+            )
             try:
                 f.size = check_file(path).st_size
             except InputFileError as e:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from envqa.core.task_model.assertion_readers import read_assertions
 from envqa.core.task_model.assertions import AssertionModel
 from envqa.core.task_model.fetches import Fetch, read_fetches
 from envqa.core.task_model.provenance import Provenance, provenance_of
+from envqa.core.task_model.solution import SolutionScript, solution_scripts
 from envqa.core.task_model.tests_reader import TestsModel, read_tests
 
 ModelKey = tuple[str, tuple[tuple[str, str], ...]]
@@ -41,6 +42,7 @@ class Derived:
     provenance: Provenance | None = None  # built on first use from the first caller's env (root-independent)
     fetches: list[Fetch] | None = None  # likewise (core/task_model/fetches.py: files named relative to the root)
     assertions: AssertionModel | None = None  # likewise (core/task_model/assertions.py)
+    solutions: dict[tuple[str, ...], list[SolutionScript]] = field(default_factory=dict)  # by the solution copies
 
     @cached_property
     def dockerfile_spans(self) -> list[Span]:
@@ -102,6 +104,14 @@ class TaskModel:
             self.derived.fetches = read_fetches(self.env, self.dockerfile_spans, self.test_sh, test_file)
         return self.derived.fetches
 
+    @property
+    def solution(self) -> list[SolutionScript]:
+        """The reference solution's shell scripts, each read and parsed once (core/task_model/solution.py); keyed
+        by the solution's copies, since a step of a multi-step task has its own."""
+        key = tuple(str(c.source) for c in self.env.solution)
+        if key not in self.derived.solutions:
+            self.derived.solutions[key] = solution_scripts(self.env)
+        return self.derived.solutions[key]
 
     @property
     def assertions(self) -> AssertionModel:

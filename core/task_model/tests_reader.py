@@ -10,7 +10,10 @@ guarded reader and parses it at most once) and answers, as lazily computed facet
 - `thresholds`: counted collections passed above a threshold (core/task_model/thresholds.py);
 - `timed_comparisons`: measured durations compared with a constant (core/task_model/timing.py);
 - `vacuity`: per test, what can make it pass vacuously (core/task_model/vacuity.py);
-- `string_constants(file)`: the strings a file holds (a Python file's constants, a data file's text).
+- `string_constants(file)`: the strings a file holds (a Python file's constants, a data file's text);
+- `collectable`, `normalised_compares`, `strict_bounds`, `exact_listings`, `keyword_calls(names)`, `script_tools`,
+  `script_names(name)`, `verifier_text`: the facts single rules ask (core/task_model/collect.py, normalised.py,
+  bounds.py, calls.py, verifier_text.py), so that no probe parses or greps a test file itself.
 
 To add a fact: a facet here (a cached property over `self.python` / `self.script`), computed from the trees
 and commands the files already hold; never open or parse a test file anywhere else.
@@ -19,6 +22,7 @@ and commands the files already hold; never open or parse a test file anywhere el
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -27,12 +31,17 @@ from envqa.core.consistency.requirements import python_requirements, tree_requir
 from envqa.core.consistency.shell_requirements import commands_requirements, python_heredocs
 from envqa.core.defaults import GUARD_MAX_BYTES, MAX_TEST_BYTES
 from envqa.core.environment import Environment
+from envqa.core.task_model.bounds import ExactListing, StrictBound, exact_listings, strict_asserts
+from envqa.core.task_model.calls import KeywordCall, keyword_calls
 from envqa.core.task_model.cases import TestCase, read_cases
 from envqa.core.task_model.checks import Shape, verifier_shape
+from envqa.core.task_model.collect import defines_tests
 from envqa.core.task_model.files import SCRIPT_NAMES, TestFile, test_files
+from envqa.core.task_model.normalised import normalised_compares
 from envqa.core.task_model.thresholds import tree_thresholds
 from envqa.core.task_model.timing import timed_comparisons
 from envqa.core.task_model.vacuity import ShapeOfTest, tree_shapes
+from envqa.core.task_model.verifier_text import verifier_text
 
 DATA_SUFFIXES = (".sh", ".txt", ".json", ".out", ".expected")  # files whose whole text is an expected value
 
@@ -123,6 +132,49 @@ class TestsModel:
     @cached_property
     def requirements_text(self) -> str:
         return "\n".join(self._guard_text(f) for f in self._requirement_files())
+
+    @cached_property
+    def collectable(self) -> dict:
+        """{path: whether pytest might collect a test from it} of each Python file that parses
+        (core/task_model/collect.py); a file missing here has no tree."""
+        return {f.path: defines_tests(f.tree) for f in self.python if f.tree is not None}
+
+    @cached_property
+    def normalised_compares(self) -> list[tuple[TestFile, int]]:
+        """(file, line) of each comparison with a parser's re-serialisation (core/task_model/normalised.py)."""
+        return [(f, n) for f in self.python if f.tree is not None for n in normalised_compares(f.tree)]
+
+    @cached_property
+    def strict_bounds(self) -> list[tuple[TestFile, StrictBound]]:
+        """Each strict `assert x > B` / `x < B` of the Python files (core/task_model/bounds.py)."""
+        return [(f, b) for f in self.python if f.tree is not None for b in strict_asserts(f.tree)]
+
+    @cached_property
+    def exact_listings(self) -> list[tuple[TestFile, ExactListing]]:
+        """Each equality of a directory's listing with a literal collection (core/task_model/bounds.py)."""
+        return [(f, x) for f in self.python if f.tree is not None for x in exact_listings(f.tree)]
+
+    def keyword_calls(self, names: list[str]) -> list[KeywordCall]:
+        """Every call of one of `names` in any test file's text, with its keywords (core/task_model/calls.py)."""
+        return keyword_calls(self.files, names)
+
+    @cached_property
+    def script_tools(self) -> set[str]:
+        """The command names the shell scripts at the top of the tests' copies run (a replaced one is tampering)."""
+        top = [
+            f for f in self.files if f.suffix == ".sh" and (f.copy_source.is_file() or f.path.parent == f.copy_source)
+        ]
+        return {c.name for f in top for c in f.commands if c.name}
+
+    def script_names(self, name: str) -> bool:
+        """Whether the entry script names a file `name` as a word (`bash helper.sh`, `/tests/lib.py`)."""
+        pattern = rf"(?<![\w.-]){re.escape(name)}(?![\w-])"
+        return bool(self.script and re.search(pattern, self.script.text))
+
+    @cached_property
+    def verifier_text(self) -> str:
+        """The verifier's files as one text, at most MAX_TEST_BYTES (core/task_model/verifier_text.py)."""
+        return verifier_text(self.files)
 
     def string_constants(self, f: TestFile) -> list[str]:
         """A Python file's string constants but its docstrings; a data file's whole text; else nothing."""

@@ -32,6 +32,7 @@ from envqa.core.errors import MalformedOutput
 from envqa.core.model_client import Message, ModelClient
 from envqa.core.models import Citation, TrialLabel, TrialResult
 from envqa.core.pricing import Spend
+from envqa.core.task_model import tests_of
 from envqa.probes.analyst.taxonomy import MODEL_TAXONOMY, labels_for_outcome, problems_with
 from envqa.probes.analyst.trace_view import compress, step_text
 from envqa.prompts.render import render
@@ -77,6 +78,10 @@ def _read(path: Path, limit: int = FILE_CHARS) -> str:
         text = path.read_text(errors="replace")
     except OSError:
         return ""
+    return _cut(text, limit)
+
+
+def _cut(text: str, limit: int = FILE_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} chars cut]"
 
 
@@ -91,6 +96,23 @@ def _files(copies) -> list[dict]:
     return out
 
 
+def _test_files(env: Environment) -> list[dict]:
+    """The tests as `_files` shows the solution (the first 8 files of each copy, each cut to FILE_CHARS), from the
+    test model: each file read once, through the guarded reader."""
+    files = tests_of(env).files
+    out = []
+    for c in env.tests:
+        mine = [f for f in files if f.copy_target == c.target and f.copy_source.is_dir() == c.source.is_dir()]
+        out += [
+            {
+                "name": f"{c.target}/{f.in_tests.removeprefix('tests/')}" if c.source.is_dir() else c.target,
+                "text": _cut(f.text),
+            }
+            for f in mine[:8]
+        ]
+    return out
+
+
 def build_prompt(
     env: Environment, trial: TrialResult, trajectory: Trajectory | None, probe_evidence: list[str], token_budget: int
 ) -> str:
@@ -99,7 +121,7 @@ def build_prompt(
     return render(
         "analyst_instance.j2",
         instruction=env.instruction,
-        tests=_files(env.tests),
+        tests=_test_files(env),
         solution=_files(env.solution),
         outcome=trial.outcome.value,
         reward=trial.reward,

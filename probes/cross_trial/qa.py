@@ -15,8 +15,8 @@ from pathlib import Path
 from envqa.core.imported import ImportedTrial, TestOutcome, TrajectoryStep
 from envqa.core.imported_trials import read_sidecar
 from envqa.core.models import Finding, TrialResult
-from envqa.core.parsers.shell import parse_script
 from envqa.core.readers.common import pytest_summary, read_text
+from envqa.core.task_model import tests_of
 from envqa.probes.analyst.trace_view import load_trajectory
 from envqa.probes.cross_trial.probe import TaskTrials, cross_trial_findings
 
@@ -97,16 +97,9 @@ def neutral_trial(result: TrialResult, task_name: str) -> ImportedTrial:
 
 
 def verifier_tools(env) -> set[str]:
-    """The commands the task's verifier script runs (a replaced one is tampering)."""
-    names: set[str] = set()
-    for copy in env.tests:
-        scripts = sorted(copy.source.glob("*.sh")) if copy.source.is_dir() else [copy.source]
-        for src in (p for p in scripts if p.is_file() and p.suffix == ".sh"):
-            try:
-                names |= {c.name for c in parse_script(src.read_text(errors="replace")) if c.name}
-            except Exception:  # noqa: BLE001 - an unparsable script names no tools; the default set still applies
-                continue
-    return names
+    """The commands the task's verifier scripts run (a replaced one is tampering): the test model's
+    (core/task_model/tests_reader.py `script_tools`)."""
+    return set(tests_of(env).script_tools)
 
 
 def version_task_trials(env, trials: list[TrialResult], *, include_stale: bool = False) -> TaskTrials:

@@ -1,12 +1,12 @@
 """Code or data, decided by a file's content (mutation testing asks before it mutates).
 
-The file's name decided it before, so a regular expression kept in `answer.txt` was mutated like data (a
-number bumped, a line dropped) and an equivalent mutant was reported as a weak verifier. Now a file is code
-when its content says so: a `#!` line, Python that parses with `ast.parse` and does something (an import, a
-definition, a call, a loop; `x = 1` and JSON-like literals stay data), or a regular expression that the
-verifier's files feed to a regex engine, or a file the verifier's trace shows it executing or importing (the
-trust tracer's strace of the verifier on the same end state, probes/trust.py). A name in a language we do not parse (`.c`, `.rs`, ...) still
-counts as code; a name can make a file code, never data.
+The file's name decided it before, so a regular expression kept in `answer.txt` was mutated like data (a number
+bumped, a line dropped) and an equivalent mutant was reported as a weak verifier. Now a file is code when its
+content says so: a `#!` line, Python that parses and does something (core/parsers/python_code.py: an import, a
+definition, a call, a loop; `x = 1` and JSON-like literals stay data), or a regular expression that the verifier's
+files feed to a regex engine (core/task_model/verifier_text.py), or a file the verifier's trace shows it executing
+or importing (the trust tracer's strace of the verifier on the same end state, probes/trust.py). A name in a
+language we do not parse (`.c`, `.rs`, ...) still counts as code; a name can make a file code, never data.
 
 Also the order output files are mutated in (`output_rank`): what the instruction names first, system
 directories last, so a capped list keeps the task's real output.
@@ -14,10 +14,12 @@ directories last, so a capped list keeps the task's real output.
 
 from __future__ import annotations
 
-import ast
 import posixpath
 import re
 from pathlib import Path
+
+from envqa.core.parsers.python_code import is_python_code
+from envqa.core.task_model.verifier_text import feeds_regex_engine
 
 UNPARSED_CODE_SUFFIXES = (
     ".c",
@@ -47,20 +49,6 @@ UNPARSED_CODE_SUFFIXES = (
     ".py",
     ".sh",
 )
-CODE_NODES = (
-    ast.Import,
-    ast.ImportFrom,
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-    ast.ClassDef,
-    ast.For,
-    ast.While,
-    ast.If,
-    ast.With,
-    ast.Try,
-    ast.Lambda,
-    ast.Call,
-)
 # What a regular expression has and prose or numbers do not.
 REGEX_FEATURES = (
     re.compile(r"\\[dDwWsSbB]"),
@@ -71,13 +59,6 @@ REGEX_FEATURES = (
     re.compile(r"\$$"),
     re.compile(r"\)[*+?]"),
     re.compile(r"\\\."),
-)
-# How a verifier hands a file's content to a regex engine (Python, grep, bash, JavaScript, Perl-ish).
-REGEX_ENGINE = re.compile(
-    r"\bre\.(?:compile|match|search|fullmatch|findall|finditer|sub|split)\b|"
-    r"\bgrep\b[^\n]*\s-(?:\w*[EPf]\w*)\b|\bgrep\s+--(?:extended|perl)-regexp|=~|\bRegExp\b|"
-    r"\bregex\.|\bpcre",
-    re.I,
 )
 SYSTEM_PREFIXES = ("/usr/", "/etc/", "/var/", "/lib", "/bin/", "/sbin/", "/root/.")
 PACKAGE_PARTS = ("/site-packages/", "/dist-packages/", "/node_modules/", "/.cache/", "/.npm/", "/.cargo/")
@@ -98,14 +79,6 @@ def traced_code(artifacts_dir: str | None) -> set[str]:
     }
 
 
-def _python_code(text: str) -> bool:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return False
-    return any(isinstance(node, CODE_NODES) for node in ast.walk(tree))
-
-
 def _regex(text: str, path: str, tests: str) -> bool:
     """A short file whose lines read as regular expressions, fed to a regex engine by the verifier (or, when the
     verifier's files do not say, one with at least three regex features)."""
@@ -122,7 +95,7 @@ def _regex(text: str, path: str, tests: str) -> bool:
             if features < 2:
                 return False  # neither Python's dialect nor clearly a regex
     name = posixpath.basename(path)
-    consumed = bool(tests) and name in tests and bool(REGEX_ENGINE.search(tests))
+    consumed = bool(tests) and name in tests and feeds_regex_engine(tests)
     return (consumed and features >= 1) or features >= 3
 
 
@@ -136,7 +109,7 @@ def code_kind(path: str, data: bytes, executable: bool, tests: str = "", traced:
     if data.startswith(b"#!"):
         return "script"
     text = data.decode("utf-8", errors="replace")
-    if _python_code(text):
+    if is_python_code(text):
         return "python"
     if _regex(text, path, tests):
         return "regular expression"

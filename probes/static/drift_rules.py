@@ -13,42 +13,26 @@ parallel-build-over-cpu-limit  (brittleness, warning) make / ninja / cmake --bui
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from envqa.core.environment import Environment
 from envqa.core.models import Finding
-from envqa.core.parsers.dockerfile import parse_dockerfile
-from envqa.core.parsers.shell import Command, parse_script
-from envqa.probes.static.task_files import rel, test_script
+from envqa.core.parsers.shell import Command
+from envqa.core.task_model import model_of
 
 BUILD_TOOLS = {"make", "gmake", "ninja", "cmake"}
 NPROC = re.compile(r"\$\(\s*nproc\s*\)|`\s*nproc\s*`|\$\(\s*getconf\s+_NPROCESSORS_ONLN\s*\)")
 NPROC_WRAPPER = re.compile(r"echo\s+(\d+)[^>]*>\s*(/usr/local/bin|/usr/bin|/bin)/nproc\b")
 
 
-def _scripts(env: Environment) -> list[tuple[str, Path]]:
-    """The shell scripts that run in the container: solve.sh (solve time) and the verifier's (verify time)."""
-    out = []
-    for copy in env.solution:
-        path = copy.source / "solve.sh" if copy.source.is_dir() else copy.source
-        if path.is_file() and path.suffix == ".sh":
-            out.append(("solve", path))
-    script = test_script(env)
+def _commands(env: Environment) -> list[tuple[str, list[Command]]]:
+    """(file as findings name it, its reachable commands) of the scripts that run in the container under the task's
+    limits: solve.sh (solve time) and the verifier's entry script (verify time), from the task model
+    (core/task_model/solution.py, core/task_model/files.py). Image builds are not under the task's limits."""
+    model = model_of(env)
+    out = [(s.rel, [c for c in s.commands if c.reachable]) for s in model.solution]
+    script = model.tests.script
     if script is not None:
-        out.append(("verify", script))
-    return out
-
-
-def _commands(env: Environment) -> list[tuple[str, str, str, list[Command]]]:
-    """(phase, file as findings name it, its text, its reachable commands) for the Dockerfile and the scripts."""
-    out = []
-    if env.dockerfile.is_file():
-        text = env.dockerfile.read_text(errors="replace")
-        cmds = [c for _s, c in parse_dockerfile(env.dockerfile).run_commands() if c.reachable]
-        out.append(("build", rel(env, env.dockerfile), text, cmds))
-    for phase, path in _scripts(env):
-        text = path.read_text(errors="replace")
-        out.append((phase, rel(env, path), text, [c for c in parse_script(text) if c.reachable]))
+        out.append((script.rel, [c for c in script.commands if c.reachable]))
     return out
 
 
@@ -84,9 +68,7 @@ def parallel_build_findings(env: Environment) -> list[Finding]:
     memory = env.config.environment.memory_mb
     cap = _nproc_cap(env)
     out = []
-    for phase, where, _text, cmds in _commands(env):
-        if phase == "build":
-            continue  # image builds are not under the task's limits
+    for where, cmds in _commands(env):
         for cmd in cmds:
             jobs = _jobs(cmd)
             if jobs is None:

@@ -84,7 +84,7 @@ def _image_input_copy(env: Environment, f: TestFile) -> bool:
         return False
     try:
         twin = env.build_context / under.removeprefix("_env/")
-        return f.path.is_file() and twin.is_file() and twin.read_bytes() == f.path.read_bytes()
+        return f.same_bytes(twin)
     except OSError:
         return False
 

@@ -7,13 +7,13 @@
       byte for byte fails wherever the parser rewrites it, and one that parses and re-serialises (as the test does)
       breaks the instruction's letter. Cites the instruction's line and the test's.
 
-Look-alikes kept quiet: the same test under an instruction that allows the parser's normalisation, and the same
-instruction over a test that compares raw text with raw text.
+The comparisons are the test model's (core/task_model/normalised.py). Look-alikes kept quiet: the same test under
+an instruction that allows the parser's normalisation, and the same instruction over a test that compares raw text
+with raw text.
 """
 
 from __future__ import annotations
 
-import ast
 import re
 
 from envqa.core.consistency.guards import instruction_file
@@ -27,47 +27,6 @@ FORBIDS_FORM = re.compile(
     re.I,
 )
 ALLOWS_NORMALISING = re.compile(r"\bnormali[sz]\w*|\bexcept\b[^.\n]*\bpars", re.I)
-PARSERS = {"BeautifulSoup", "loads", "safe_load", "load", "fromstring", "parse", "HTML"}
-SERIALISERS = {"str", "dumps", "dump", "tostring", "prettify", "decode", "serialize"}
-
-
-def _calls(node: ast.AST) -> set[str]:
-    out = set()
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Call):
-            f = sub.func
-            out.add(f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "")
-    return out
-
-
-def _reserialised(node: ast.AST) -> bool:
-    """A parse of something written back out: str(BeautifulSoup(x)), json.dumps(json.loads(x)), soup.prettify()."""
-    calls = _calls(node)
-    return bool(calls & PARSERS) and bool(calls & SERIALISERS)
-
-
-def _normalised_compares(tree: ast.Module) -> list[int]:
-    """Lines where a re-serialised value (directly or through a name bound to one) is compared with a side that is
-    not re-serialised."""
-    bound = {
-        n.targets[0].id
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Assign)
-        and len(n.targets) == 1
-        and isinstance(n.targets[0], ast.Name)
-        and _reserialised(n.value)
-    }
-
-    def normalised(side: ast.AST) -> bool:
-        return _reserialised(side) or any(isinstance(s, ast.Name) and s.id in bound for s in ast.walk(side))
-
-    out = []
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Compare) and all(isinstance(op, (ast.Eq, ast.NotEq)) for op in n.ops):
-            sides = [normalised(s) for s in (n.left, *n.comparators)]
-            if any(sides) and not all(sides):
-                out.append(n.lineno)
-    return out
 
 
 def preserve_findings(env: Environment) -> list[Finding]:
@@ -80,23 +39,17 @@ def preserve_findings(env: Environment) -> list[Finding]:
     ]
     if not stated:
         return []
-    for f in tests_of(env).python:
-        if f.tree is None:
-            continue
-        lines = _normalised_compares(f.tree)
-        if lines:
-            line = lines[0]
-            return [
-                Finding.of(
-                    "instruction-forbids-what-tests-normalise",
-                    message="the instruction forbids any change of form, but the test compares the output with "
-                    "the input as a parser re-serialises it: keeping the input byte for byte can fail, and "
-                    "re-serialising (as the test does) breaks the instruction's letter",
-                    evidence=[
-                        f"test: {f.rel}:{line}: {f.line(line)}",
-                        f"instruction: {instruction_file(env)}:{stated[0][0]}: {stated[0][1]}",
-                    ],
-                    location=f"{f.rel}:{line}",
-                )
-            ]
-    return []
+    return [
+        Finding.of(
+            "instruction-forbids-what-tests-normalise",
+            message="the instruction forbids any change of form, but the test compares the output with "
+            "the input as a parser re-serialises it: keeping the input byte for byte can fail, and "
+            "re-serialising (as the test does) breaks the instruction's letter",
+            evidence=[
+                f"test: {f.rel}:{line}: {f.line(line)}",
+                f"instruction: {instruction_file(env)}:{stated[0][0]}: {stated[0][1]}",
+            ],
+            location=f"{f.rel}:{line}",
+        )
+        for f, line in tests_of(env).normalised_compares[:1]  # the first one (core/task_model/normalised.py)
+    ]

@@ -2,10 +2,10 @@
 states (issue 42, item 2: "a signature or interface the tests call vs one the instruction states").
 
 TB2 2.0's adaptive-rejection-sampler says 'Include a primary function named "ars"' and its tests call
-`ars(normal_density, c(-5, 5), n = 1000)`: the argument order and the keyword `n` are the tests' alone (2.1 adds the
-signature). Read from the text of every test file, so a call inside embedded code (R, a shell line) counts too.
-Reported under instruction-omits-tested-requirement, citing the instruction's line that names the function and
-the test's line that calls it.
+`ars(normal_density, c(-5, 5), n = 1000)`: the argument order and the keyword `n` are the tests' alone (2.1 adds
+the signature). Read from the text of every test file (the test model's calls: core/task_model/calls.py), so a
+call inside embedded code (R, a shell line) counts too. Reported under instruction-omits-tested-requirement,
+citing the instruction's line that names the function and the test's line that calls it.
 
 Quiet when the instruction writes the function with parentheses (a signature, even a partial one), when every
 keyword of the call appears in the instruction as a word, and when the call has no keyword at all.
@@ -24,8 +24,6 @@ from envqa.core.task_model.model import tests_of
 
 # A function the instruction names as a literal: "ars", `ars`, 'ars' (quoted, an identifier).
 NAMED = re.compile(r"""["'`]([A-Za-z_][\w.]{1,40})["'`]""")
-CALL = r"(?<![\w.]){name}\s*\(([^()\n]*(?:\([^()\n]*\)[^()\n]*)*)\)"
-KEYWORD = re.compile(r"(?:^|,)\s*([A-Za-z_][\w.]*)\s*=(?!=)")
 
 
 def _named_functions(instruction: str) -> dict[str, tuple[int, str]]:
@@ -72,31 +70,25 @@ def signature_findings(env: Environment) -> list[Finding]:
     words = set(re.findall(r"[A-Za-z_][\w.]*", env.instruction))
     out: list[Finding] = []
     seen: set[str] = set()
-    for f in tests_of(env).files:
-        if f.error is not None or f.undecodable:
+    for call in tests_of(env).keyword_calls(list(named)):  # core/task_model/calls.py
+        unstated = [k for k in call.keywords if k not in words]
+        if call.name in seen or not unstated:
             continue
-        for n, line in enumerate(f.text.splitlines(), 1):
-            for name, (at, said) in named.items():
-                if name in seen:
-                    continue
-                for m in re.finditer(CALL.format(name=re.escape(name)), line):
-                    unstated = [k for k in KEYWORD.findall(m.group(1)) if k not in words]
-                    if not unstated:
-                        continue
-                    seen.add(name)
-                    out.append(
-                        Finding.of(
-                            rule="instruction-omits-tested-requirement",
-                            message=f"the tests call {name}(...) with the keyword {unstated[0]}, but the "
-                            f"instruction names {name} without its signature: an agent cannot know the argument "
-                            "order or names the tests use",
-                            evidence=[
-                                f"test: {f.rel}:{n}: {line.strip()}",
-                                f"instruction: {instruction_file(env)}:{at}: {said}",
-                            ],
-                            location=f"{f.rel}:{n}",
-                            remedy_fields={"want": f"the signature of {name} ({m.group(0).strip()})"},
-                        )
-                    )
-                    break
+        seen.add(call.name)
+        at, said = named[call.name]
+        f, name = call.file, call.name
+        out.append(
+            Finding.of(
+                rule="instruction-omits-tested-requirement",
+                message=f"the tests call {name}(...) with the keyword {unstated[0]}, but the "
+                f"instruction names {name} without its signature: an agent cannot know the argument "
+                "order or names the tests use",
+                evidence=[
+                    f"test: {f.rel}:{call.line}: {call.text}",
+                    f"instruction: {instruction_file(env)}:{at}: {said}",
+                ],
+                location=f"{f.rel}:{call.line}",
+                remedy_fields={"want": f"the signature of {name} ({call.call})"},
+            )
+        )
     return out

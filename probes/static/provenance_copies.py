@@ -102,12 +102,13 @@ def _used_by_verifier(f: TestFile, tests: TestsModel) -> bool:
         return True
     if f.is_python and stem in tests.imported_modules:
         return True
-    return bool(tests.script and re.search(rf"(?<![\w.-]){re.escape(f.name)}(?![\w-])", tests.script.text))
+    return tests.script_names(f.name)
 
 
-def _same_bytes(a: Path, b: Path) -> bool:
+def _same_bytes(a: Path, f: TestFile) -> bool:
+    """`a` (a file of the build context) is another file with the test file's bytes (the test model compares)."""
     try:
-        return a.resolve() != b.resolve() and a.read_bytes() == b.read_bytes()
+        return a.resolve() != f.path.resolve() and f.same_bytes(a)
     except OSError:
         return False
 
@@ -129,7 +130,7 @@ def image_helper_copy_findings(env: Environment) -> list[Finding]:
         for f in by_size.get(size, []):
             # The same name too: under another name the tests keep their own pristine copy of an input the
             # agent gets (a baseline to beat), which is how a verifier protects itself, not a leak.
-            if f.rel in seen or posixpath.basename(path) != f.name or not _same_bytes(copied, f.path):
+            if f.rel in seen or posixpath.basename(path) != f.name or not _same_bytes(copied, f):
                 continue
             seen.add(f.rel)
             findings.append(

@@ -28,7 +28,7 @@ import re
 from envqa.core.consistency.model import Requirement
 from envqa.core.environment import Environment
 from envqa.core.models import Finding, Severity
-from envqa.core.parsers.shell import Command, parse_script
+from envqa.core.parsers.shell import Command
 from envqa.core.task_config import VerifierEnvironmentMode
 from envqa.core.task_model import model_of
 from envqa.core.task_model.provenance import Origin, Provenance
@@ -73,12 +73,10 @@ def _solution_copies(env: Environment, prov: Provenance) -> list[tuple[str, str,
     """(source, destination, the solution's line) of each `cp SRC DST` / `cat SRC > DST` the reference solution
     runs, both absolute."""
     out = []
-    for copy in env.solution:
-        script = copy.source / "solve.sh" if copy.source.is_dir() else copy.source
-        if not script.is_file() or script.suffix != ".sh":
-            continue
+    for solve in model_of(env).solution:  # solve.sh's commands, read once (core/task_model/solution.py)
+        script = solve.path
         rel = script.relative_to(env.root).as_posix() if script.is_relative_to(env.root) else script.name
-        for cmd in parse_script(script.read_text(errors="replace")):
+        for cmd in solve.commands:
             plain = [w for w in cmd.words[1:] if not w.startswith("-")]
             if cmd.reachable and cmd.name == "cp" and len(plain) == 2:
                 out.append((prov.absolute(plain[0]), prov.absolute(plain[1]), cmd.evidence(rel)))

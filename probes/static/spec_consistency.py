@@ -21,6 +21,7 @@ import tomllib
 from pathlib import Path
 
 from envqa.core.models import SpecCheck, SpecConsistency
+from envqa.core.task_model.verifier_text import tests_folder_text
 
 _CODE = re.compile(r"`([^`\n]{1,120})`")
 _DOUBLE = re.compile(r'"([^"\n]{1,80})"')
@@ -78,11 +79,6 @@ def _text(path: Path) -> str:
         return ""
 
 
-def _tests_text(task_dir: Path) -> str:
-    tests = task_dir / "tests"
-    return "\n".join(_text(p) for p in sorted(tests.rglob("*")) if p.is_file()) if tests.is_dir() else ""
-
-
 def conflicts(spec: str, parent_dir: Path, candidate_dir: Path) -> list[str]:
     """What the candidate drops or changes of the spec, one line each (empty: nothing found)."""
     out: list[str] = []
@@ -98,7 +94,7 @@ def conflicts(spec: str, parent_dir: Path, candidate_dir: Path) -> list[str]:
             _text(parent_dir / "instruction.md"),
             _text(candidate_dir / "instruction.md"),
         ),
-        ("tests/", "the tests no longer check", _tests_text(parent_dir), _tests_text(candidate_dir)),
+        ("tests/", "the tests no longer check", tests_folder_text(parent_dir), tests_folder_text(candidate_dir)),
     ]
     for literal, sentence in spec_literals(spec).items():
         for _, what, before, after in places:

@@ -7,27 +7,27 @@ none, and without these a user learns it only from a full run.
   solution-empty                the reference solution (solution/solve.sh, solution.sh) runs no command
 
 The files come from the task model (core/task_model/: test.sh's commands, each test file's text and tree, read and
-parsed once per version). What the verifier runs is read from test.sh's commands, with `$TEST_DIR` read as /tests
-and a `cd` into /tests followed. Quiet on purpose: a file test.sh writes, downloads, copies or extracts (its
-path, name or folder named by such a command), a separate verifier image (tests/Dockerfile), files the
-Terminal-Bench harness supplies, Python run as anything but pytest or a script (bash, node, go test: not read),
-tests collected from a folder (only its test_*.py / *_test.py are read), pytest configured to collect other
-names or by a conftest hook, and any class (unittest.TestCase subclasses, inherited tests): we would rather miss
-than cry wolf.
+parsed once per version; whether a module may define a test and whether pytest is told to collect other names,
+core/task_model/collect.py; solve.sh's commands, core/task_model/solution.py). What the verifier runs is read from
+test.sh's commands, with `$TEST_DIR` read as /tests and a `cd` into /tests followed. Quiet on purpose: a file
+test.sh writes, downloads, copies or extracts (its path, name or folder named by such a command), a separate
+verifier image (tests/Dockerfile), files the Terminal-Bench harness supplies, Python run as anything but pytest or
+a script (bash, node, go test: not read), tests collected from a folder (only its test_*.py / *_test.py are read),
+pytest configured to collect other names or by a conftest hook, and any class (unittest.TestCase subclasses,
+inherited tests): we would rather miss than cry wolf.
 """
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from envqa.core.environment import EnvFormat, Environment
-from envqa.core.input_files import read_text
 from envqa.core.models import Finding
-from envqa.core.parsers.shell import Command, parse_script
-from envqa.core.task_model import tests_of
+from envqa.core.parsers.shell import Command
+from envqa.core.task_model import model_of, tests_of
+from envqa.core.task_model.collect import collection_configured
 from envqa.core.task_model.files import TestFile
 from envqa.probes.static.task_files import rel, script_commands, test_script
 
@@ -41,8 +41,6 @@ WRITERS = {"cp", "mv", "ln", "install", "curl", "wget", "tar", "unzip", "git", "
 WRITERS |= {"perl", "gunzip", "bunzip2", "xz", "7z", "base64", "dd", "uudecode", "openssl", "gpg", "patch", "mkdir"}
 TB1_HARNESS_FILES = {"setup-uv-pytest.sh", "run-uv-pytest.sh"}
 """Scripts the Terminal-Bench 1 harness copies into $TEST_DIR itself: a run-tests.sh runs them without shipping them."""
-COLLECT_HOOKS = ("pytest_collect_file", "pytest_pycollect_makeitem", "pytest_collect_directory")
-COLLECT_SETTINGS = ("python_files", "python_functions", "python_classes")
 
 
 @dataclass
@@ -248,53 +246,17 @@ def _parse_findings(env: Environment, files: list[tuple[Path, Command]], script_
     return out
 
 
-def _defines_tests(tree: ast.Module) -> bool:
-    """Whether pytest might collect anything from the module: a test* function, any class (a TestCase subclass,
-    inherited tests), a test* name bound by assignment or import, a star import, or names made at run time."""
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            return True
-        if isinstance(node, ast.ClassDef):
-            return True
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-            a.name == "*" or (a.asname or a.name).startswith("test") for a in node.names
-        ):
-            return True
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id.startswith("test"):
-            return True
-        if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("globals", "setattr", "exec", "type"):
-            return True
-    return False
-
-
-def _collection_configured(files: list[Path]) -> bool:
-    """pytest told to collect other names, or a conftest that collects by itself, near these files."""
-    folders = {f.parent for f in files} | {p for f in files for p in f.parents}
-    for folder in folders:
-        for name in ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "conftest.py"):
-            p = folder / name
-            if p.is_file():
-                text = read_text(p, strict=False)
-                if any(k in text for k in COLLECT_SETTINGS + COLLECT_HOOKS):
-                    return True
-    return False
-
-
 def _no_test_findings(env: Environment, v: _Verifier, script_rel: str) -> list[Finding]:
     out = []
+    collectable = tests_of(env).collectable  # core/task_model/collect.py
     for files, cmd in v.pytest_sets:
         present = [f for f in files if f.is_file() and not _written(v, f)]
-        if len(present) != len(files) or _collection_configured(present):
+        if len(present) != len(files) or collection_configured(present):
             continue
         empty = []
         for f in present:
-            model = _model_file(env, f)
-            tree = model.tree if model is not None else None
-            if tree is None:
-                empty = []  # verifier-test-file-invalid says it (or the file is not the tests' own)
-                break
-            if _defines_tests(tree):
-                empty = []
+            if collectable.get(f, True):
+                empty = []  # collects a test, or has no tree: verifier-test-file-invalid says it (or not ours)
                 break
             empty.append(f)
         if empty:
@@ -313,14 +275,11 @@ def _no_test_findings(env: Environment, v: _Verifier, script_rel: str) -> list[F
 
 def _solution_findings(env: Environment) -> list[Finding]:
     out = []
-    for copy in env.solution:
-        script = copy.source / "solve.sh" if copy.source.is_dir() else copy.source
-        if not script.is_file() or script.suffix != ".sh":
+    for script in model_of(env).solution:  # core/task_model/solution.py
+        text = script.text
+        if script.error is not None or any(c.reachable for c in script.commands):
             continue
-        text = read_text(script, strict=False)
-        if any(c.reachable for c in parse_script(text)):
-            continue
-        where = rel(env, script)
+        where = rel(env, script.path)
         out.append(
             _finding(
                 "solution-empty",
