@@ -27,6 +27,7 @@ from envqa.core.models import Finding, Severity
 from envqa.core.readers import iter_runs
 from envqa.core.readers.harbor_job import read_job
 from envqa.graphs.imported import keep_files
+from envqa.probes.cross_trial.no_pass import no_pass_table
 from envqa.probes.cross_trial.probe import TaskTrials, cross_trial_findings
 from envqa.probes.cross_trial.report import dataset_exit, task_triage
 from envqa.probes.cross_trial.triage import look_first, sibling_shortcuts, worst_first
@@ -133,6 +134,21 @@ def triage_matching(matching: Matching, config: QAConfig, count_stale: bool = Fa
     return out
 
 
+def panel_summary(triages: list[dict]) -> dict:
+    """The analysis's panel (the most setups and trials any task's pool had) and how many tasks stayed quiet with a
+    rule short of evidence: on a small panel, quiet is often "too few trials to say"."""
+    panels = [t["panel"] for t in triages if t.get("panel")]
+    quiet = [
+        t["task"] for t in triages if t.get("coverage") and not any(f["severity"] != "info" for f in t["findings"])
+    ]
+    return {
+        "setups": max((p["setups"] for p in panels), default=0),
+        "trials_per_task": max((p["trials"] for p in panels), default=0),
+        "quiet_short_of_evidence": len(quiet),
+        "examples": quiet[:5],
+    }
+
+
 def store_imported(config: QAConfig, paths: list[Path], matching: Matching, count_stale: bool) -> dict:
     """Record every matched trial as a solver trial of its task's version; returns {"added", "kept"}."""
     from envqa.store.db import Store
@@ -200,6 +216,8 @@ def analyze(
         "jobs": jobs,
         "never_ran": never_ran(trials),
         "look_first": look_first(triages),
+        "no_pass": no_pass_table(triages),
+        "panel": panel_summary(triages),
         "tasks": triages,
         "problems": [p.model_dump() for p in problems],
         "unmatched": matching.unmatched,

@@ -42,6 +42,26 @@ def _look_first_lines(doc: dict) -> list[str]:
     return out
 
 
+def _no_pass_lines(doc: dict) -> list[str]:
+    """One line per task no setup solved honestly, with its kind (probes/cross_trial/no_pass.py) and evidence."""
+    return [
+        f"{r['task']}: {r['kind']}: {r['evidence'][:300]} (open: {', '.join(r['trials'][:3]) or '-'})"
+        for r in doc.get("no_pass", [])
+    ]
+
+
+def _panel_line(doc: dict) -> str | None:
+    p = doc.get("panel")
+    if not p or not p.get("setups"):
+        return None
+    quiet = p["quiet_short_of_evidence"]
+    eg = f", e.g. {', '.join(p['examples'][:3])}" if quiet else ""
+    return (
+        f"panel: {p['setups']} setup(s), up to {p['trials_per_task']} trial(s) per task; {quiet} quiet task(s) where a "
+        f"rule lacked evidence (the task's coverage lines say how much){eg}"
+    )
+
+
 def _reading_lines(doc: dict) -> list[str]:
     """What was read: trials, unreadable trials, groups and where their names came from, agents that never ran."""
     lines = [
@@ -49,6 +69,9 @@ def _reading_lines(doc: dict) -> list[str]:
     ]
     for g in doc.get("groups", []):
         lines.append(f"group {g['group']}: {g['trials']} trials ({_named_by(g)})")
+    panel = _panel_line(doc)
+    if panel:
+        lines.append(panel)
     for j in doc.get("jobs", []):
         if j.get("unfinished") or j.get("n_retries") or j.get("n_cancelled_trials"):
             lines.append(f"job {j['label']}: {_job_counts(j)}")
@@ -84,6 +107,11 @@ def print_text(doc: dict, console: Console) -> None:
     if first:
         console.print("[bold]Look at these first[/]")
         for line in first:
+            console.print(f"  {escape(line)}", soft_wrap=True, highlight=False)
+    no_pass = _no_pass_lines(doc)
+    if no_pass:
+        console.print(f"[bold]No setup solved these ({len(no_pass)}), by cause[/]")
+        for line in no_pass:
             console.print(f"  {escape(line)}", soft_wrap=True, highlight=False)
     for line in _reading_lines(doc):
         console.print(escape(line), soft_wrap=True, highlight=False)
@@ -125,6 +153,8 @@ def _print_task(t: dict, console: Console) -> None:
         console.print(f"  [bold]{f['rule']}[/] ({f['severity']}): {escape(f['message'])}", soft_wrap=True)
         for e in f["evidence"][:4]:
             console.print(f"      {escape(e.splitlines()[0][:300] if e else e)}", soft_wrap=True, highlight=False)
+    for line in t.get("coverage", []):
+        console.print(f"  [dim]short of evidence:[/] {escape(line)}", soft_wrap=True, highlight=False)
     rows = _alone_rows(t)
     if rows:
         tests = Table(title=f"{t['task']}: failures per test", box=box.MINIMAL)
@@ -146,6 +176,11 @@ def markdown(doc: dict) -> str:
     first = _look_first_lines(doc)
     if first:
         lines += ["**Look at these first**", ""] + [cell(line) for line in first] + [""]
+    no_pass = _no_pass_lines(doc)
+    if no_pass:
+        lines += (
+            [f"**No setup solved these ({len(no_pass)}), by cause**", ""] + [f"- {cell(x)}" for x in no_pass] + [""]
+        )
     lines += [f"- {cell(line)}" for line in _reading_lines(doc)] + [""]
     lines += ["| task | verdict | pooled pass@1 [95% CI] | findings |", "|---|---|---|---|"]
     for t in doc["tasks"]:
@@ -184,6 +219,7 @@ def _task_markdown(t: dict) -> str | None:
             f"- **`{f['rule']}`** ({f['severity']}): {cell(f['message'])}",
             "  " + folded("evidence", fenced("\n".join(f["evidence"]))).replace("\n", "\n  "),
         ]
+    out += [f"- short of evidence: {cell(line)}" for line in t.get("coverage", [])]
     rows = _alone_rows(t)
     if rows:
         out += ["", "| test | agent/model | failed | fails alone | trials |", "|---|---|---|---|---|"]

@@ -12,10 +12,10 @@ import re
 from collections import defaultdict
 from typing import Protocol
 
-from envqa.core.defaults import CROSS_TRIAL_MIN_AGENTS, CROSS_TRIAL_MISSING_SHARE
-from envqa.core.defaults import CROSS_TRIAL_MISSING_MIN_FAILED as MIN_FAILED
+from envqa.core.defaults import CROSS_TRIAL_MISSING_SHARE
 from envqa.core.imported import ImportedTrial
 from envqa.core.models import Finding, Outcome, Severity
+from envqa.probes.cross_trial.evidence import Coverage, Panel
 
 
 class TaskTrials(Protocol):
@@ -24,6 +24,7 @@ class TaskTrials(Protocol):
     task: str
     trials: dict[str, ImportedTrial]
     instruction: str
+    coverage: Coverage
 
     def pool(self) -> dict[str, ImportedTrial]: ...
 
@@ -38,10 +39,15 @@ def _missing_paths(text: str) -> set[str]:
     return {m.group("a") or m.group("b") for m in MISSING.finditer(text or "")}
 
 
-def missing_file(pool: dict[str, ImportedTrial], instruction: str = "") -> tuple[str, list[str], bool] | None:
-    """(path, trial ids, whether the instruction names it) for the path nearly every failure misses; else None."""
+def missing_file(
+    pool: dict[str, ImportedTrial], instruction: str = "", coverage: Coverage | None = None
+) -> tuple[str, list[str], bool] | None:
+    """(path, trial ids, whether the instruction names it) for the path nearly every failure misses; else None.
+    The counts it needs are sized to the pool (probes/cross_trial/evidence.py); a shortfall is kept in `coverage`."""
+    coverage = coverage if coverage is not None else Coverage()
+    panel = Panel.of(pool)
     failed = {tid: t for tid, t in pool.items() if t.outcome == Outcome.FAIL and t.verifier_output}
-    if len(failed) < MIN_FAILED:
+    if not failed or not coverage.enough("missing-failed", panel, len(failed)):
         return None
     by_path: dict[str, list[str]] = defaultdict(list)
     for tid, t in failed.items():
@@ -51,7 +57,9 @@ def missing_file(pool: dict[str, ImportedTrial], instruction: str = "") -> tuple
         return None
     path, ids = max(by_path.items(), key=lambda kv: len(kv[1]))
     agents, groups = {pool[i].agent for i in ids}, {pool[i].agent_model for i in ids}
-    if len(ids) < CROSS_TRIAL_MISSING_SHARE * len(failed) or len(agents) < 2 or len(groups) < CROSS_TRIAL_MIN_AGENTS:
+    if len(ids) < CROSS_TRIAL_MISSING_SHARE * len(failed) or len(agents) < 2:
+        return None
+    if not coverage.enough("missing-setups", panel, len(groups)):
         return None
     stated = path in instruction or path.rsplit("/", 1)[-1] in instruction
     return path, sorted(ids), stated
@@ -60,7 +68,7 @@ def missing_file(pool: dict[str, ImportedTrial], instruction: str = "") -> tuple
 def verifier_wants_missing_file(task: TaskTrials) -> list[Finding]:
     """The `verifier-wants-missing-file` finding: an error when the task's instruction is known and never names
     the file, else a warning to check it."""
-    hit = missing_file(task.pool(), task.instruction)
+    hit = missing_file(task.pool(), task.instruction, task.coverage)
     if hit is None:
         return []
     path, ids, stated = hit

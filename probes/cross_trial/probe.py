@@ -22,18 +22,22 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from envqa.core.defaults import (
-    CROSS_TRIAL_ALONE_SHARE,
-    CROSS_TRIAL_CONVERGING_SHARE,
-    CROSS_TRIAL_MIN_AGENTS,
-    CROSS_TRIAL_MIN_CONVERGING,
-    CROSS_TRIAL_NEAR_CEILING,
-)
+from envqa.core.defaults import CROSS_TRIAL_ALONE_SHARE, CROSS_TRIAL_CONVERGING_SHARE, CROSS_TRIAL_NEAR_CEILING
 from envqa.core.imported import ImportedTrial
 from envqa.core.models import Finding, Outcome, Severity
+from envqa.probes.cross_trial.evidence import Coverage, Panel
 from envqa.probes.cross_trial.missing import verifier_wants_missing_file
+from envqa.probes.cross_trial.pool_rules import agent_never_ran, outlier_pass
 from envqa.probes.cross_trial.steps import copied_values, looked_at_tests, tampering
-from envqa.probes.cross_trial.text import Difference, at_threshold, difference, differently_worded, failure_subject
+from envqa.probes.cross_trial.text import (
+    Difference,
+    at_threshold,
+    difference,
+    differently_worded,
+    failure_subject,
+    same_message,
+)
+from envqa.probes.cross_trial.verifier_errors import verifier_errors_everywhere
 
 EMPTY_AGENTS = frozenset({"nop"})  # an agent that does nothing: what it fails is the task's fail-to-pass set
 NOT_POOL = EMPTY_AGENTS | {"oracle"}  # the reference solution and the empty agent are not in the pool
@@ -43,7 +47,6 @@ EMPTYISH = {"None", "''", '""', "[]", "{}", "()", "null", "b''"}  # no output at
 # 1 = ....returncode). Many models failing the same exit-status check is a crash in common, not a reading.
 FLAGS = {"True", "False", "true", "false"}
 STATUS = re.compile(r"returncode|exit[ _]?(code|status)|\bstatus\b|errno|\.ok\b", re.I)
-MIN_ALONE = 2  # trials that fail the test alone, at the least
 
 
 @dataclass
@@ -54,10 +57,18 @@ class TaskTrials:
     trials: dict[str, ImportedTrial]
     instruction: str = ""
     verifier_tools: set[str] = field(default_factory=set)
+    coverage: Coverage = field(default_factory=Coverage)  # the needs that fell short (probes/cross_trial/evidence.py)
 
     def pool(self) -> dict[str, ImportedTrial]:
         """The measured trials of real agents: not infra, not the oracle or the empty agent."""
         return {tid: t for tid, t in self.trials.items() if t.agent not in NOT_POOL and t.outcome != Outcome.INFRA}
+
+    def panel(self) -> Panel:
+        """The pool's size, which sizes every rule's least evidence."""
+        return Panel.of(self.pool())
+
+    def enough(self, key: str, had: int) -> bool:
+        return self.coverage.enough(key, self.panel(), had)
 
 
 def model_of(t: ImportedTrial) -> str:
@@ -110,7 +121,7 @@ def _informative(d: Difference, message: str) -> bool:
 
 def _converging(task: TaskTrials, test: str, ids: list[str]) -> tuple[Difference, list[str]] | None:
     """The wrong value most trials of `ids` end with on `test`, when independent agents and models share it
-    (CROSS_TRIAL_MIN_CONVERGING trials, two agents, two models) and it is what most of the failures that state
+    (the panel-sized `converging-trials` need, two agents, two models) and it is what most of the failures that state
     a value end with: the same wrong value is a second reading of the spec; many different ones, a hard task."""
     by_key: dict[str, list[str]] = defaultdict(list)
     diffs: dict[str, Difference] = {}
@@ -130,9 +141,9 @@ def _converging(task: TaskTrials, test: str, ids: list[str]) -> tuple[Difference
 def _independent(task: TaskTrials, ids: list[str]) -> bool:
     trials = [task.trials[i] for i in ids]
     return (
-        len(trials) >= CROSS_TRIAL_MIN_CONVERGING
-        and len({model_of(t) for t in trials}) >= 2
+        len({model_of(t) for t in trials}) >= 2
         and len({t.agent for t in trials}) >= 2
+        and task.enough("converging-trials", len(trials))
     )
 
 
@@ -163,8 +174,8 @@ def test_fails_alone(task: TaskTrials) -> list[Finding]:
     for test, ids in sorted(alone.items()):
         agents = {pool[i].agent_model for i in ids}
         if (
-            len(ids) < MIN_ALONE
-            or len({pool[i].agent for i in ids}) < CROSS_TRIAL_MIN_AGENTS
+            not task.enough("alone-trials", len(ids))
+            or not task.enough("alone-agents", len({pool[i].agent for i in ids}))
             or len(ids) * 2 <= len(failed)
             or _fail_to_pass(task, test)
         ):
@@ -220,7 +231,7 @@ def converging_wrong_answers(task: TaskTrials) -> list[Finding]:
     for test, ids in sorted(by_test.items()):
         converging = _converging(task, test, ids)
         if converging is None:
-            out += _converging_without_value(task, test, ids)
+            out += _converging_without_value(task, test, ids) or _same_in_every_setup(task, test, ids)
             continue
         diff, same = converging
         models = sorted({model_of(pool[i]) for i in same})
@@ -291,6 +302,34 @@ def _converging_without_value(task: TaskTrials, test: str, ids: list[str]) -> li
     ]
 
 
+def _same_in_every_setup(task: TaskTrials, test: str, ids: list[str]) -> list[Finding]:
+    """Every setup of the pool failed `test` with the same message (its first line, as the check words it): on a
+    small panel, where no count of trials can be reached, the agreement of every setup is the evidence. A warning:
+    a hard task's core check also fails the same way for everyone who misses it."""
+    pool = task.pool()
+    keyed: dict[str, list[str]] = defaultdict(list)
+    for tid in ids:
+        said = same_message(_message(task.trials[tid], test))
+        if said:
+            keyed[said].append(tid)
+    best = max(keyed, key=lambda k: len({pool[i].agent_model for i in keyed[k]}), default=None)
+    setups = {pool[i].agent_model for i in keyed[best]} if best else set()
+    if best is None or not task.enough("same-check-setups", len(setups)) or len(setups) < task.panel().setups:
+        return []
+    same = keyed[best]
+    return [
+        _finding(
+            "converging-wrong-answers",
+            f"{test}: every setup of the panel ({len(setups)}: {', '.join(sorted(setups))}) fails it with the same "
+            f"message {best!r}: review whether the instruction states what the check holds them to",
+            [_quote(task, i, test) for i in same[:4]],
+            same,
+            f"{task.task}: {test}",
+            severity=Severity.WARNING,
+        )
+    ]
+
+
 def verifier_shortcuts(task: TaskTrials) -> list[Finding]:
     """One finding per rule, who did it (agent or harness) and task, citing every passing trial whose trajectory
     did it and its steps: a report shows one card per rule of a version, and a person reads the trials side by
@@ -324,49 +363,11 @@ def verifier_shortcuts(task: TaskTrials) -> list[Finding]:
     return out
 
 
-def outlier_pass(task: TaskTrials) -> list[Finding]:
-    by_agent: dict[str, list[str]] = defaultdict(list)
-    for tid, t in task.pool().items():
-        by_agent[t.agent_model].append(tid)
-    passers = {a: [i for i in ids if task.trials[i].outcome == Outcome.PASS] for a, ids in by_agent.items()}
-    passers = {a: ids for a, ids in passers.items() if ids}
-    if len(passers) != 1 or len(by_agent) < 3:
-        return []
-    agent, ids = next(iter(passers.items()))
-    others = sorted(set(by_agent) - {agent})
-    return [
-        _finding(
-            "outlier-pass",
-            f"only {agent} passes {task.task} ({len(ids)} of {len(by_agent[agent])} trials); "
-            f"{len(others)} other agents fail every trial ({', '.join(others)}): review this pass",
-            [f"trial {task.trials[i].trial_name} trajectory: {task.trials[i].path}" for i in ids],
-            ids,
-            task.task,
-        )
-    ]
-
-
-def agent_never_ran(task: TaskTrials) -> list[Finding]:
-    by_agent: dict[str, list[str]] = defaultdict(list)
-    for tid, t in task.trials.items():
-        if t.infra_class == "agent-never-ran":
-            by_agent[t.agent_model].append(tid)
-    return [
-        _finding(
-            "agent-never-ran",
-            f"{agent} never ran in {len(ids)} trial(s) of {task.task}: a harness problem, left out of the pass rate",
-            [f"trial {task.trials[i].trial_name}: {task.trials[i].error_message or 'no steps'}" for i in ids],
-            ids,
-            task.task,
-        )
-        for agent, ids in sorted(by_agent.items())
-    ]
-
-
 RULES = (
     test_fails_alone,
     converging_wrong_answers,
     verifier_wants_missing_file,
+    verifier_errors_everywhere,
     verifier_shortcuts,
     outlier_pass,
     agent_never_ran,

@@ -3,17 +3,21 @@ against the band, the cross-trial findings, the per-test table and the harness p
 
 `qa analyze` prints one per task; `qa run --trials-from` puts the same dict in the run's report (`cross_trial`),
 so the two ways in read alike. The verdict follows a dataset run's: findings (not info) -> "findings", a pooled
-pass@1 outside the band -> "out_of_band", nothing measured -> "incomplete", else "clean".
+pass@1 outside the band -> "out_of_band", nothing measured -> "incomplete", else "clean". `panel` is the pool's
+size and `coverage` what the rules that stayed quiet lacked (probes/cross_trial/evidence.py): on a small panel a
+quiet task may only be a task too few trials could speak to.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import asdict
 
 from envqa.core.imported import ImportedTrial
 from envqa.core.models import Finding, Outcome, Severity
 from envqa.core.stats import band_of_point, summarize
 from envqa.core.verdicts import combined_exit, exit_code
+from envqa.probes.cross_trial.no_pass import no_pass_kind
 from envqa.probes.cross_trial.probe import NOT_POOL, TaskTrials, cross_trial_findings, per_test_table
 
 
@@ -75,6 +79,7 @@ def task_triage(
     rates = agent_rates(list(task.trials.values()), band, confidence)
     pool = pooled(rates, band, confidence)
     harness = [f.message for f in found if f.rule == "agent-never-ran"]
+    panel = task.panel()
     return {
         "task": task.task,
         "trials": len(task.trials),
@@ -85,6 +90,9 @@ def task_triage(
         "findings": [f.public() for f in found],
         "tests": per_test_table(task),
         "harness_problems": harness,
+        "panel": asdict(panel),
+        "coverage": task.coverage.lines(panel, {f.rule for f in found}),
+        "no_pass": no_pass_kind(task.trials, task.pool(), found),
         "verdict": verdict(found, pool),
     }
 

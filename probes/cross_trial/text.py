@@ -77,6 +77,19 @@ def failure_subject(message: str) -> str | None:
     return re.sub(r"\b0x[0-9a-f]+\b|\d{5,}", "…", first)[:200]
 
 
+def same_message(message: str) -> str | None:
+    """The whole failure text as one comparable string (whitespace folded, long numbers and addresses dropped),
+    when its first line says something a shared `assert False` does not (three words of prose beyond the
+    exception's name); else None. The whole text, not its first line: "too few rows / assert 3 > 6" and "too few
+    rows / assert 4 > 6" are one check missed by different amounts, a hard task, not one reading."""
+    text = (message or "").strip()
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    prose = re.sub(r"^\w*(Error|Exception|Failed)\b:?\s*", "", first)
+    if len(re.findall(r"[A-Za-z]{2,}", prose)) < 3 or prose.startswith("assert "):
+        return None
+    return re.sub(r"\b0x[0-9a-f]+\b|\d{5,}", "…", re.sub(r"\s+", " ", text))[:400]
+
+
 def difference(message: str) -> Difference | None:
     """The first assertion difference the message states, normalised (whitespace folded); None if none."""
     for pattern in (_ASSERT_EQ, _NE, _EXPECTED_GOT, _ACTUAL_EXPECTED):
