@@ -32,7 +32,9 @@ def _triage(trials):
     return task_triage(task, (0.1, 0.3), findings=cross_trial_findings(task))
 
 
-@pytest.mark.xfail(reason="open (s53-panels report): the finding or its kind does not come out as expected yet", strict=False)
+@pytest.mark.xfail(
+    reason="open (s53-panels report): the finding or its kind does not come out as expected yet", strict=False
+)
 def test_a_verifier_error_in_every_setup_is_concluded_and_sorted_verifier_error():
     msg = "ModuleNotFoundError: No module named 'numpy'"
     t = _triage([_trial(i, a, m, msg) for i, (a, m) in enumerate(SETUPS)])
