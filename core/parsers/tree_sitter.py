@@ -153,7 +153,7 @@ def string_value(node: Node) -> str | None:
         return raw[3:-3]
     body = raw[1:-1] if len(raw) >= 2 else raw
     for prefix in ("u8", "u", "U", "L", "R", "b"):
-        if raw.startswith(prefix + '"') or raw.startswith(prefix + "'"):
+        if raw.startswith((prefix + '"', prefix + "'")):
             body = raw[len(prefix) + 1 : -1]
     return _unescape(body)
 

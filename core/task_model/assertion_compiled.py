@@ -139,9 +139,8 @@ class _FileReader:
         if c.pattern is not None:
             kind = c.pattern if wanted.literal is not None else "regex"
             return Expected(kind="pattern", value=wanted.literal, pattern_kind=kind, case_sensitive=case)  # type: ignore[arg-type]
-        if op in THRESHOLDS or op == "isclose":
-            if wanted.literal is not None:
-                return Expected(kind="threshold", value=wanted.literal)
+        if (op in THRESHOLDS or op == "isclose") and wanted.literal is not None:
+            return Expected(kind="threshold", value=wanted.literal)
         exp = wanted.expected()
         return exp.model_copy(update={"case_sensitive": case}) if not case else exp
 

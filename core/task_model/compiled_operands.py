@@ -184,7 +184,7 @@ class Operands:
         if node.type in ("parenthesized_expression", "argument_list") and len(ts.named(node)) == 1:
             return self.literal(ts.named(node)[0])
         if node.type in CALLS and callee(node) in PASS_THROUGH:
-            inner = [a for a in arguments(node)] or [ts.field(node, "function")]
+            inner = list(arguments(node)) or [ts.field(node, "function")]
             receiver = ts.field(inner[0], "value") or ts.field(inner[0], "object") if inner[0] is not None else None
             for cand in [*inner, receiver]:
                 if cand is not None and ts.literal_value(cand) is not None:
