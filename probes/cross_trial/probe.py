@@ -28,6 +28,7 @@ from envqa.core.models import Finding, Outcome, Severity
 from envqa.probes.cross_trial.evidence import Coverage, Panel
 from envqa.probes.cross_trial.missing import verifier_wants_missing_file
 from envqa.probes.cross_trial.pool_rules import agent_never_ran, outlier_pass
+from envqa.probes.cross_trial.verifier_errors import verifier_error
 from envqa.probes.cross_trial.steps import copied_values, looked_at_tests, tampering
 from envqa.probes.cross_trial.text import (
     Difference,
@@ -309,6 +310,8 @@ def _same_in_every_setup(task: TaskTrials, test: str, ids: list[str]) -> list[Fi
     pool = task.pool()
     keyed: dict[str, list[str]] = defaultdict(list)
     for tid in ids:
+        if verifier_error(task.trials[tid]):  # the verifier broke the same way everywhere: verifier-errors-everywhere
+            continue
         said = same_message(_message(task.trials[tid], test))
         if said:
             keyed[said].append(tid)

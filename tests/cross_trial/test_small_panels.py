@@ -32,9 +32,6 @@ def _triage(trials):
     return task_triage(task, (0.1, 0.3), findings=cross_trial_findings(task))
 
 
-@pytest.mark.xfail(
-    reason="open (s53-panels report): the finding or its kind does not come out as expected yet", strict=False
-)
 def test_a_verifier_error_in_every_setup_is_concluded_and_sorted_verifier_error():
     msg = "ModuleNotFoundError: No module named 'numpy'"
     t = _triage([_trial(i, a, m, msg) for i, (a, m) in enumerate(SETUPS)])
@@ -42,14 +39,16 @@ def test_a_verifier_error_in_every_setup_is_concluded_and_sorted_verifier_error(
     assert t["no_pass"]["kind"] == "verifier-error"
 
 
-@pytest.mark.xfail(reason="open (s53-panels report): coverage line count differs", strict=False)
 def test_varied_failures_are_hard_and_the_coverage_line_says_what_was_missing():
-    t = _triage(
-        [_trial(i, a, m, f"AssertionError: wrong value\nassert {i} == 9") for i, (a, m) in enumerate(SETUPS[:2])]
-    )
+    trials = []
+    for i, (a, m) in enumerate(SETUPS[:2]):  # two setups fail one check alone, each with its own value
+        t = _trial(i, a, m, f"AssertionError: wrong value\nassert {i} == 9")
+        t.tests.append(TestOutcome(name="test_shape", status="passed"))
+        trials.append(t)
+    t = _triage(trials)
     assert t["no_pass"]["kind"] == "hard"
     assert not [f for f in t["findings"] if f["severity"] != "info"]
-    assert any("needs >=" in line and "had 2" in line for line in t["coverage"])
+    assert any("test-fails-alone: needs >=" in line and "had 2" in line for line in t["coverage"]), t["coverage"]
 
 
 def test_a_failed_oracle_is_a_broken_oracle():
