@@ -322,7 +322,14 @@ class _Reader:
                 listed = isinstance(it, (ast.List, ast.Tuple, ast.Set)) and isinstance(g.target, ast.Name)
                 mult = _mult(mult, len(it.elts) if listed else -1)  # type: ignore[attr-defined]
                 bound.update({n: marker(n, values=list(it.elts) if listed else None, source=it) for n in names})  # type: ignore[attr-defined]
-            return self.parts(gen.elt, negated, replace(frame, bound=bound))
+            return [
+                (c, n, f, _mult(k, mult)) for c, n, f, k in self.parts(gen.elt, negated, replace(frame, bound=bound))
+            ]
+        if isinstance(cond, ast.Name):  # `ok = "done" in out` then `sys.exit(0 if ok else 1)`: the check it holds
+            hops = list(frame.hops)
+            bound_to = self.ex.expand(cond, frame, hops)
+            if isinstance(bound_to, (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Call)):
+                return self.parts(bound_to, negated, replace(frame, hops=hops))
         return [(cond, negated, frame, 1)]
 
     def record(self, cond: ast.AST, negated: bool, line: int, ctx: _Ctx) -> None:
@@ -430,7 +437,7 @@ def _compared(
         return "approx", observed(other, runs), exp
     av, bv = values_of(a), values_of(b)
     if op in ("in", "not in"):
-        if (av is not None and bv is None and isinstance(literal(a), str)) or (
+        if (av is not None and bv is None and isinstance(literal(a), (str, bytes))) or (
             av and bv is None and getattr(a, "_values", None)
         ):
             obs = observed(b, runs)
