@@ -23,7 +23,7 @@ from envqa.core.defaults import TEST_MODEL_CODE_CHARS as CODE_MAX
 from envqa.core.task_model.assertion_conditions import OPS, call_condition, compared, single
 from envqa.core.task_model.assertion_kinds import self_report
 from envqa.core.task_model.assertion_scope import Expander, Frame, PyModule, bind_call, index_module, marker
-from envqa.core.task_model.assertion_values import literal, name_of
+from envqa.core.task_model.assertion_values import NOT_LITERAL, literal, name_of
 from envqa.core.task_model.assertions import Assertion, Expected, Hop, Observed
 from envqa.core.task_model.cases import _is_test_class
 from envqa.core.task_model.tests_reader import TestsModel
@@ -55,15 +55,23 @@ class _Ctx:
 
 
 def _fails(body: list[ast.stmt]) -> bool:
-    """Whether a block fails the check: a raise, pytest.fail, sys.exit with a non-zero status or a message."""
+    """Whether a block fails the check: a raise, `pytest.fail(...)`, `sys.exit` / `exit` with a non-zero literal
+    status or a message (`sys.exit(main())` passes on a status nobody reads here: main's own checks count)."""
     for n in (x for st in body for x in ast.walk(st)):
         if isinstance(n, ast.Raise):
             return True
         if isinstance(n, ast.Call) and name_of(n)[1] in FAIL_CALLS:
-            arg = literal(n.args[0]) if n.args else 0 if name_of(n)[1] != "fail" else 1
-            if arg not in (0, None, False):
+            if name_of(n)[1] == "fail" or (n.args and isinstance(n.args[0], ast.JoinedStr)):
+                return True
+            arg = literal(n.args[0]) if n.args else 0
+            if arg not in (0, None, False, NOT_LITERAL):
                 return True
     return False
+
+
+def _main_guard(test: ast.AST) -> bool:
+    """`if __name__ == "__main__":`: how a script starts, never a check."""
+    return isinstance(test, ast.Compare) and getattr(test.left, "id", "") == "__name__"
 
 
 def _mult(a: int, b: int) -> int:
@@ -170,7 +178,9 @@ class _Reader:
             if isinstance(st, ast.Assert):
                 self.check(st.test, False, st, ctx)
             elif isinstance(st, ast.If):
-                if _fails(st.body):
+                if _main_guard(st.test):
+                    pass
+                elif _fails(st.body):
                     self.check(st.test, True, st, ctx)
                 elif st.orelse and _fails(st.orelse):
                     self.check(st.test, False, st, ctx)

@@ -164,6 +164,13 @@ class Expander:
         self.modules = modules  # by import name
         self.by_file = {m.file.rel: m for m in modules.values()}
         self._locals: dict[int, list[tuple[int, str, ast.AST, str]]] = {}
+        self._sizes: dict[int, int] = {}
+
+    def size(self, node: ast.AST) -> int:
+        """How many nodes a held tree has (counted once; a node built during expansion is counted each time)."""
+        if id(node) not in self._sizes:
+            self._sizes[id(node)] = sum(1 for _ in ast.walk(node))
+        return self._sizes[id(node)]
 
     def locals_of(self, fn: ast.AST) -> list[tuple[int, str, ast.AST, str]]:
         if id(fn) not in self._locals:
@@ -210,8 +217,8 @@ class Expander:
 
     def expand(self, node: ast.AST, frame: Frame, hops: list[Hop], depth: int = 0) -> ast.AST:
         """A copy of `node` with each name replaced by what it stands for; `hops` gets each step."""
-        if depth > MAX_DEPTH:
-            return node
+        if depth > MAX_DEPTH or self.size(node) > MAX_NODES:
+            return node  # a table too large to carry (a 200 KB literal) is left as written, never copied
         out = _Rewriter(self, frame, hops, depth).visit(copy.deepcopy(node))
         return out if sum(1 for _ in ast.walk(out)) <= MAX_NODES else node
 
@@ -260,6 +267,8 @@ class _Rewriter(ast.NodeTransformer):
             return None
         before = [b for b in binds if b[0] < f.line or (b[3].startswith("loop") and b[0] <= f.line)]
         line, _n, value, how = (before or binds)[-1]
+        if self.ex.size(value) > MAX_NODES:
+            return marker(name)  # too large to carry: the name stands for itself
         if how == "import":
             return copy.deepcopy(value)
         at = Frame(f.module, f.fn, f.cls, f.bound, line)
@@ -295,6 +304,8 @@ class _Rewriter(ast.NodeTransformer):
     def _module_name(self, name: str, m: PyModule, node: ast.AST) -> ast.AST:
         if name in m.consts:
             stmt = m.consts[name]
+            if self.ex.size(stmt) > MAX_NODES:
+                return node
             self.hops.append(m.hop("constant", stmt, name))
             return self._sub(stmt.value, Frame(m))  # type: ignore[arg-type]
         imp = m.imports.get(name)

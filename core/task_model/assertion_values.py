@@ -193,6 +193,8 @@ def render(node: ast.AST | None) -> str:
             return _join([render(a) for a in node.args])
         if name == "join" and owner in ("os", "path", "posixpath"):
             return _join([render(a) for a in node.args])
+        if name in ("get", "getenv") and owner == "os" and len(node.args) == 2:
+            return render(node.args[1])  # os.environ.get("OUT", "/app/out.txt"): the default, as the task runs it
         if name in ("resolve", "absolute", "expanduser") and isinstance(node.func, ast.Attribute):
             return render(node.func.value)
         if name == "joinpath" and isinstance(node.func, ast.Attribute):
