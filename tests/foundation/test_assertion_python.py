@@ -422,3 +422,23 @@ def test_every_example_reads_without_raising():
             continue
         read += len(model_of(env).assertions.in_language("python"))
     assert read > 100
+
+
+def test_main_guard_and_env_default(tmp_path):
+    found = checks(
+        tmp_path,
+        "import os\nimport sys\nOUT = os.environ.get('OUT', '/app/out.txt')\n\ndef main():\n"
+        "    if open(OUT).read() != 'ok':\n        sys.exit(1)\n\nif __name__ == '__main__':\n    sys.exit(main())\n",
+        name="tests/check.py",
+    )
+    assert [(a.line, a.op, a.observes.path, a.expected.value) for a in found] == [(6, "==", "/app/out.txt", "ok")]
+    assert ("call", "main", 10) in hop_kinds(found[0])
+
+
+def test_a_large_literal_table_is_read_without_being_carried(tmp_path):
+    table = "[" + ", ".join(f"({i}, {i * i})" for i in range(3000)) + "]"
+    a = one(
+        tmp_path,
+        f"CASES = {table}\n\ndef test_x():\n    for n, sq in CASES:\n        assert int(open(f'/app/{{n}}').read()) == sq\n",
+    )
+    assert a.observes.kind == "output_file" and a.line == 5
