@@ -442,3 +442,27 @@ def test_a_large_literal_table_is_read_without_being_carried(tmp_path):
         f"CASES = {table}\n\ndef test_x():\n    for n, sq in CASES:\n        assert int(open(f'/app/{{n}}').read()) == sq\n",
     )
     assert a.observes.kind == "output_file" and a.line == 5
+
+
+def test_lint_assertions_prints_the_model(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from envqa.app.cli import app
+
+    checks(tmp_path, "def test_x():\n    assert open('/app/out.txt').read() == 'hello'\n")
+    res = CliRunner().invoke(app, ["lint", str(tmp_path), "--assertions", "--json"])
+    assert res.exit_code == 0, res.output
+    model = json.loads(res.output)
+    assert [
+        (a["line"], a["observes"]["path"], a["expected"]["value"])
+        for a in model["assertions"]
+        if a["language"] == "python"
+    ] == [(2, "/app/out.txt", "hello")]
+    table = CliRunner().invoke(app, ["lint", str(tmp_path), "--assertions"], env={"COLUMNS": "200"})
+    assert (
+        table.exit_code == 0
+        and "tests/test_outputs.py:2" in table.output
+        and "output_file /app/out.txt" in table.output
+    )
