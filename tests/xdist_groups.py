@@ -20,7 +20,7 @@ from xdist.scheduler import LoadScopeScheduling
 # fixture runs once; a directory whose modules share session-scoped runs is one group; a module of independent
 # tests that share only cross-worker-safe state (the example reports, tests/qa_testkit.py) is spread test by test.
 XDIST_SHARED_DIRS = ("tests/report/",)  # sweep_run, loop_run, waiting_run: session-scoped `qa run`s its modules read
-XDIST_FREE_MODULES = ("tests/probes/test_detection.py",)
+XDIST_FREE_MODULES = ("tests/probes/test_detection.py", "tests/metamorphic/test_metamorphic.py")
 
 
 def xdist_group_of(nodeid: str) -> str | None:

@@ -1,0 +1,92 @@
+"""The metamorphic matrix of `qa lint` in the fast tier (issue 51, part 5): every example and look-alike x every
+rewrite of its verifier that applies (benchmarks/metamorphic.py, the same cases), one parametrized case each.
+
+A case passes when the rewrite gives the same findings at warning and above (rule, severity, file, line through
+the rewrite's line map) as the original. The cases that fail today are real gaps of the linter, listed once in
+KNOWN_GAPS and marked xfail(strict=True): a gap the assertion model closes fails here until its entry is removed,
+so the list only shrinks.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from qa_testkit import EXAMPLES
+
+from ._load import meta
+
+pytestmark = pytest.mark.fast
+
+# (example, rewrite) whose findings change under the rewrite today: each a reading the linter lacks.
+KNOWN_GAPS: frozenset[tuple[str, str]] = frozenset(
+    {
+        # parametrize: a one-case `parametrize("case", [0])` is read as a literal-only verifier (a new warning)
+        ("build-downloads-release", "parametrize"),
+        ("build-pins-gone-apt-version", "parametrize"),
+        ("clean-apt-unpinned", "parametrize"),
+        ("clean-build-pins-kept-version", "parametrize"),
+        ("clean-instruction-names-output-path", "parametrize"),
+        ("clean-instruction-ships-recording", "parametrize"),
+        ("clean-newline-stripped", "parametrize"),
+        ("clean-regex-in-txt", "parametrize"),
+        ("clean-vendored-release", "parametrize"),
+        ("conftest-plant-import-error", "parametrize"),
+        ("instruction-names-other-path", "parametrize"),
+        ("instruction-sends-agent-to-video", "parametrize"),
+        ("solve-pins-apt-version", "parametrize"),
+        ("tb1-clean", "parametrize"),
+        ("variation-json-text", "parametrize"),
+        ("verifier-installs-without-network", "parametrize"),
+        # a literal in a one-case loop is not seen as the literal compared
+        ("flaky-tests", "loop"),
+        ("timing-dependent-verifier", "loop"),
+        ("two-flaws-reward-timing", "loop"),
+        ("variation-build-product-listing", "loop"),
+        # a literal hoisted to a module constant is not resolved
+        ("timing-dependent-verifier", "hoist-constant"),
+        ("two-flaws-reward-timing", "hoist-constant"),
+        ("variation-build-product-listing", "hoist-constant"),
+        # an assert in a helper the test calls is not read
+        ("tests-pin-unnamed-database", "extract-helper"),
+        ("timing-dependent-verifier", "extract-helper"),
+        ("two-flaws-reward-timing", "extract-helper"),
+        # a value computed in a fixture is not followed into the test
+        ("instruction-names-other-path", "fixture"),
+        ("tests-pin-unnamed-database", "fixture"),
+        ("timing-dependent-verifier", "fixture"),
+        ("two-flaws-reward-timing", "fixture"),
+        ("variation-build-product-listing", "fixture"),
+        # self.assertEqual in a unittest class is not read as a comparison
+        ("tests-expect-other-spelling", "unittest"),
+        ("tests-pin-unnamed-database", "unittest"),
+    }
+)
+
+CASES = meta.cases(EXAMPLES)
+
+
+def _param(example, rewrite):
+    marks = []
+    if (example.name, rewrite) in KNOWN_GAPS:
+        marks.append(pytest.mark.xfail(strict=True, reason="known linter gap (KNOWN_GAPS)"))
+    return pytest.param(example, rewrite, marks=marks, id=f"{example.name}:{rewrite}")
+
+
+@pytest.mark.parametrize(("example", "rewrite"), [_param(e, r) for e, r in CASES])
+def test_rewrite_keeps_the_findings(example, rewrite):
+    case = meta.run_case(example, rewrite)
+    assert case.ok, f"{example.name} x {rewrite}:\n{case.diff()}"
+
+
+def test_every_known_gap_is_a_case():
+    """A stale entry (an example renamed, a rewrite that no longer applies) would hide nothing and mean nothing."""
+    assert {(e.name, r) for e, r in CASES} >= KNOWN_GAPS
+
+
+def test_the_matrix_covers_every_rewrite_and_most_examples():
+    """Each rewrite applies somewhere, and the Python rewrites together reach most examples (a rewrite that
+    silently stopped applying would leave its column empty and the matrix green)."""
+    by_rewrite = {r: sum(1 for _, rr in CASES if rr == r) for r in meta.REWRITES}
+    assert all(n > 0 for n in by_rewrite.values()), by_rewrite
+    assert by_rewrite["extract-helper"] >= 50 and by_rewrite["shell"] >= 5, by_rewrite
+    assert len(CASES) >= 300
