@@ -20,23 +20,6 @@ pytestmark = pytest.mark.fast
 # (example, rewrite) whose findings change under the rewrite today: each a reading the linter lacks.
 KNOWN_GAPS: frozenset[tuple[str, str]] = frozenset(
     {
-        # parametrize: a one-case `parametrize("case", [0])` is read as a literal-only verifier (a new warning)
-        ("build-downloads-release", "parametrize"),
-        ("build-pins-gone-apt-version", "parametrize"),
-        ("clean-apt-unpinned", "parametrize"),
-        ("clean-build-pins-kept-version", "parametrize"),
-        ("clean-instruction-names-output-path", "parametrize"),
-        ("clean-instruction-ships-recording", "parametrize"),
-        ("clean-newline-stripped", "parametrize"),
-        ("clean-regex-in-txt", "parametrize"),
-        ("clean-vendored-release", "parametrize"),
-        ("conftest-plant-import-error", "parametrize"),
-        ("instruction-names-other-path", "parametrize"),
-        ("instruction-sends-agent-to-video", "parametrize"),
-        ("solve-pins-apt-version", "parametrize"),
-        ("tb1-clean", "parametrize"),
-        ("variation-json-text", "parametrize"),
-        ("verifier-installs-without-network", "parametrize"),
         # a literal in a one-case loop is not seen as the literal compared
         ("flaky-tests", "loop"),
         ("timing-dependent-verifier", "loop"),
