@@ -100,9 +100,12 @@ class Operands:
         self.rel, self.lines = rel, lines
         self.decls: dict[str, list[tuple[int, ts.Node, ts.Node]]] = {}  # name -> (line, declaration, value)
         self.functions: dict[str, ts.Node] = {}
+        self.addressed: list[tuple[str, int]] = []  # C's `&x` given to a call (`fscanf(f, "%d", &x)`): x's byte
         for n in ts.walk(root):
             if n.type in DECLARATORS:
                 self._declare(n)
+            elif n.type == "pointer_expression" and ts.text(n).startswith("&"):
+                self.addressed.append((ts.text(n)[1:].strip(), n.start_byte))
             elif n.type == "declaration" and n.parent is not None and n.parent.type == "compound_statement":
                 self._vexing(n)
             elif n.type in FUNCTIONS:
@@ -138,6 +141,10 @@ class Operands:
         before = [(d, v) for n, d, v in self.decls.get(name, []) if n <= line]
         return before[-1] if before else None
 
+    def _overwritten(self, n: ts.Node, decl: ts.Node) -> bool:
+        """`int x = 0; fscanf(f, "%d", &x);`: the start value is written over through `&x` before `n` reads it."""
+        return any(t == ts.text(n) and decl.end_byte <= at < n.start_byte for t, at in self.addressed)
+
     def side(self, node: ts.Node | None, bound: dict[str, ts.Node] | None = None, depth: int = 0) -> Side:
         """What `node` stands for (see the module docstring); `bound`: a helper's parameters."""
         if node is None or depth > 6:
@@ -160,19 +167,33 @@ class Operands:
     def filled(self, node: ts.Node) -> Side | None:
         """A buffer with no value of its own (`char buf[64]; fgets(buf, 64, p);`): the last read or run before
         it in its function."""
-        fn = node.parent
+        fn, block = node.parent, None
         while fn is not None and fn.type not in FUNCTIONS:
+            block = fn if fn.type == "compound_statement" else block
             fn = fn.parent
+        fn = fn or block  # Catch2's `TEST_CASE("…") { … }` is a bare block at file level, in no function
         if fn is None or not any(n.type == "identifier" for n in ts.walk(node)):
             return None
         last = None
         for n in ts.walk(fn):
             if n.type in CALLS and n.start_byte < node.start_byte:
-                got = self.call(n, None, 5, False)
+                got = self.call(n, None, 5, False) or self._stream_into(n, node)
                 last = got if got is not None and _observed(got) else last
         if last is not None:
             last.observed = last.observed.model_copy(update={"detail": f"read into {ts.text(node)[:40]}"})  # type: ignore[union-attr]
         return last
+
+    def _stream_into(self, call: ts.Node, node: ts.Node) -> Side | None:
+        """`std::getline(in, s)`: a call given both `node` and a stream variable declared as a read (the
+        `std::ifstream in(path);` above it), so `node` holds what the stream read."""
+        args = arguments(call)
+        if not any(ts.text(a).lstrip("&") == ts.text(node) for a in args):
+            return None
+        for a in args:
+            got = self.name(a, None, 5, False) if a.type == "identifier" and a is not node else None
+            if got is not None and _observed(got):
+                return got
+        return None
 
     def literal(self, node: ts.Node) -> str | None:
         """A constant, through wrappers that keep it (`String::from("x")`, `"x".to_string()`, `std::string("x")`)."""
@@ -217,7 +238,7 @@ class Operands:
         if READ_TYPES.search(ts.text(ts.field(typed, "type"))) and value is not None:
             path = self.path(value, bound)
             return Side(observed=Observed(kind="output_file", path=path), hops=[at])
-        if value is None:
+        if value is None or self._overwritten(n, decl):
             return None
         inner = self.side(value, bound, depth + 1)
         if inner.observed is not None and status and inner.observed.kind == "stdout":
