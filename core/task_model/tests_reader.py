@@ -8,7 +8,6 @@ guarded reader and parses it at most once) and answers, as lazily computed facet
 - `shape`: what the verifier's checks compare the output against (core/task_model/checks.py);
 - `requirements`: the paths, commands, URLs and names the tests require (core/consistency/requirements.py);
 - `thresholds`: counted collections passed above a threshold (core/task_model/thresholds.py);
-- `timed_comparisons`: measured durations compared with a constant (core/task_model/timing.py);
 - `vacuity`: per test, what can make it pass vacuously (core/task_model/vacuity.py);
 - `string_constants(file)`: the strings a file holds (a Python file's constants, a data file's text);
 - `collectable`, `normalised_compares`, `strict_bounds`, `exact_listings`, `keyword_calls(names)`, `script_tools`,
@@ -39,7 +38,6 @@ from envqa.core.task_model.collect import defines_tests
 from envqa.core.task_model.files import SCRIPT_NAMES, TestFile, test_files
 from envqa.core.task_model.normalised import normalised_compares
 from envqa.core.task_model.thresholds import tree_thresholds
-from envqa.core.task_model.timing import timed_comparisons
 from envqa.core.task_model.vacuity import ShapeOfTest, tree_shapes
 from envqa.core.task_model.verifier_text import verifier_text
 
@@ -79,11 +77,6 @@ class TestsModel:
     def thresholds(self) -> list[str]:
         """ "tests/<file>:line: code" of each threshold over a counted collection (files up to MAX_TEST_BYTES)."""
         return [t for f in self._small_python() for t in tree_thresholds(f.tree, f.in_tests)]  # type: ignore[arg-type]
-
-    @cached_property
-    def timed_comparisons(self) -> list[str]:
-        """ "<file>:line: code" of each comparison of a measured duration with a constant."""
-        return [f"{f.rel}:{n}: {f.line(n)}" for f in self.python if f.tree for n in timed_comparisons(f.tree)]
 
     @cached_property
     def vacuity(self) -> list[ShapeOfTest]:

@@ -19,7 +19,8 @@ from envqa.core.environment import Environment
 from envqa.core.input_files import InputFileError, read_toml
 from envqa.core.models import Finding
 from envqa.core.task_config_keys import ConfigWarning
-from envqa.core.task_model import tests_of
+from envqa.core.task_model import model_of
+from envqa.core.task_model.timing import timed_comparisons
 
 MIN_AGENT_SEC, MIN_VERIFIER_SEC, MAX_SEC = 10.0, 5.0, 24 * 3600.0
 KEY_EVIDENCE_SHOWN = 12  # evidence lines of one unknown-keys finding (the message lists every key)
@@ -88,7 +89,7 @@ def metadata_rules(env: Environment) -> list[Finding]:
 
 
 def timing_rules(env: Environment) -> list[Finding]:
-    evidence = tests_of(env).timed_comparisons
+    evidence = timed_comparisons(model_of(env).assertions)
     if not evidence:
         return []
     return [

@@ -166,7 +166,7 @@ def test_the_facets_read_the_same_files_once(tmp_path, fresh_models):
     tests = tests_of(env)
     [f] = tests.python
     tree = f.tree
-    _ = tests.cases, tests.shape, tests.thresholds, tests.timed_comparisons, tests.vacuity, tests.requirements
+    _ = tests.cases, tests.shape, tests.thresholds, tests.vacuity, tests.requirements
     assert f.tree is tree and tests_of(env) is tests
 
 

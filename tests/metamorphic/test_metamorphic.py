@@ -22,22 +22,14 @@ KNOWN_GAPS: frozenset[tuple[str, str]] = frozenset(
     {
         # a literal in a one-case loop is not seen as the literal compared
         ("flaky-tests", "loop"),
-        ("timing-dependent-verifier", "loop"),
-        ("two-flaws-reward-timing", "loop"),
         ("variation-build-product-listing", "loop"),
         # a literal hoisted to a module constant is not resolved
-        ("timing-dependent-verifier", "hoist-constant"),
-        ("two-flaws-reward-timing", "hoist-constant"),
         ("variation-build-product-listing", "hoist-constant"),
         # an assert in a helper the test calls is not read
         ("tests-pin-unnamed-database", "extract-helper"),
-        ("timing-dependent-verifier", "extract-helper"),
-        ("two-flaws-reward-timing", "extract-helper"),
         # a value computed in a fixture is not followed into the test
         ("instruction-names-other-path", "fixture"),
         ("tests-pin-unnamed-database", "fixture"),
-        ("timing-dependent-verifier", "fixture"),
-        ("two-flaws-reward-timing", "fixture"),
         ("variation-build-product-listing", "fixture"),
         # self.assertEqual in a unittest class is not read as a comparison
         ("tests-expect-other-spelling", "unittest"),
