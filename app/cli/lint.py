@@ -35,6 +35,11 @@ def lint(
     ),
     config: Path | None = typer.Option(None, "--config", "-c", help="qa.toml to read (default ./qa.toml)"),
     fmt: str = typer.Option("text", "--format", help="a folder of tasks: text, json or markdown"),
+    assertions: bool = typer.Option(
+        False,
+        "--assertions",
+        help="print the verifier's checks (what each observes and compares with) instead of findings",
+    ),
 ) -> None:
     """Check an environment's files (and with --image its built image) without running any agent; a folder of
     tasks is linted task by task, as one dataset report."""
@@ -55,6 +60,8 @@ def lint(
                 json.dumps({"ok": False, "error": str(e), "exit_code": e.exit_code, "findings": []}) + "\n"
             )
         fail(e)
+    if assertions:
+        _print_assertions(env, as_json)
     s = cfg.probes
     # the image's proof replaces the files' suspicion of the same rule at the same line
     shown = _image_findings(env, cfg, as_json) if image else None
@@ -77,6 +84,20 @@ def lint(
         print_findings([f.public() for f in findings], console, title=f"lint {env.root}")
         console.print(coverage.summary(found=bool(serious)), markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(1 if serious else 0)
+
+
+def _print_assertions(env, as_json: bool) -> None:
+    """--assertions: the assertion model (core/task_model/assertions.py), JSON or a table; exit 0."""
+    from envqa.core.task_model import model_of
+
+    model = model_of(env).assertions
+    if as_json:
+        sys.stdout.write(model.model_dump_json() + "\n")
+    else:
+        from envqa.app.assertions_view import print_assertions
+
+        print_assertions(model, Console(), f"checks of {env.root}")
+    raise typer.Exit(0)
 
 
 def _online_findings(env, cfg, findings: list) -> list:

@@ -69,6 +69,12 @@ class Command:
     reachable: bool = True
     conditional: bool = False  # inside an if/while/for body or on the right of && / ||
     parsed: bool = True  # False: from the shlex fallback
+    negated: bool = False  # `! cmd`: its status is inverted
+    substituted: bool = False  # inside `$(…)` or `<(…)`: its output is a value, its status decides nothing
+    # the conditions it runs under, innermost last: (condition's status command, whether it must succeed);
+    # `a && b` gives b [(a, True)], `if ! a; then b; else c; fi` gives b [(a, False)] and c [(a, True)]
+    guards: list[tuple[Command, bool]] = field(default_factory=list, compare=False, repr=False)
+    piped_from: Command | None = field(default=None, compare=False, repr=False)  # the stage before it in `x | y`
 
     @property
     def name(self) -> str:
@@ -107,6 +113,10 @@ class _Walker:
         self.source_lines, self.line_offset = source_lines, line_offset
         self.commands: list[Command] = []
         self.functions: dict[str, list[Command]] = {}
+        self.guards: list[tuple[Command, bool]] = []  # the conditions the command being walked runs under
+        self.status: tuple[Command, bool] | None = None  # the last status walked: (command, True unless `!`)
+        self.pipe: Command | None = None  # the previous stage of the pipeline being walked
+        self.substituted = 0  # depth inside `$(…)`
 
     def line_of(self, pos: int) -> int:
         return bisect.bisect_right(self.starts, pos) + self.line_offset
@@ -122,10 +132,7 @@ class _Walker:
         if kind == "list":
             return self.sequence(node.parts, reachable, conditional)
         if kind == "pipeline":
-            for part in node.parts:
-                if part.kind != "pipe":
-                    self.walk(part, reachable, conditional)
-            return True
+            return self.pipeline(node, reachable, conditional)
         if kind == "compound":
             return self.compound(node, reachable, conditional)
         if kind == "if":
@@ -139,6 +146,31 @@ class _Walker:
             if target is not None and getattr(target, "kind", "") == "word":
                 self.nested(target, reachable, conditional)
         return True
+
+    def pipeline(self, node, reachable: bool, conditional: bool) -> bool:
+        """`a | b`, `! a`: each stage knows the one before it; the status is the last stage's (inverted by `!`)."""
+        negated, prev = False, None
+        for part in node.parts:
+            if part.kind == "reservedword" and part.word == "!":
+                negated = not negated
+            elif part.kind != "pipe":
+                self.pipe = prev
+                self.walk(part, reachable, conditional)
+                self.pipe = None
+                prev = self.status[0] if self.status else None
+        if negated and self.status is not None:
+            self.status[0].negated = True
+            self.status = (self.status[0], not self.status[1])
+        return True
+
+    def guarded(self, node, reachable: bool, conditional: bool, guard: tuple[Command, bool] | None) -> bool:
+        """Walk `node` under one more condition (`guard`: its command and the status it needs)."""
+        saved = self.guards
+        self.guards = saved + [guard] if guard is not None else saved
+        try:
+            return self.walk(node, reachable, conditional)
+        finally:
+            self.guards = saved
 
     def compound(self, node, reachable: bool, conditional: bool) -> bool:
         """`{ …; }` or `( … )`: its parts in order (an `exit` inside ends what follows), then its redirections."""
@@ -169,7 +201,7 @@ class _Walker:
 
     def sequence(self, parts, reachable: bool, conditional: bool) -> bool:
         cont, skip_next, cond_next = True, False, conditional
-        prev = None
+        prev, guard, chain = None, None, None  # chain: the first status of an `a && b` run (`|| c` runs if it fails)
         for part in parts:
             if part.kind == "operator":
                 if part.op in ("&&", "||"):
@@ -177,10 +209,14 @@ class _Walker:
                     skip_next = prev is not None and (
                         (part.op == "&&" and self.literal_false(prev)) or (part.op == "||" and self.literal_true(prev))
                     )
+                    st = chain if part.op == "||" and chain is not None else self.status
+                    guard = (st[0], st[1] == (part.op == "&&")) if st is not None else None
+                    chain = (chain or self.status) if part.op == "&&" else None
                 elif part.op in (";", "\n", "&"):
-                    cond_next, skip_next = conditional, False
+                    cond_next, skip_next, guard, chain = conditional, False, None, None
                 continue
-            alive = self.walk(part, reachable and cont and not skip_next, cond_next)
+            self.status = None
+            alive = self.guarded(part, reachable and cont and not skip_next, cond_next, guard)
             if not alive and not cond_next:
                 cont = False
             prev, skip_next = part, False
@@ -189,16 +225,22 @@ class _Walker:
     def if_node(self, node, reachable: bool, conditional: bool) -> bool:
         parts = node.parts
         i, never_rest = 0, False
+        failed: tuple[Command, bool] | None = None  # the branch taken when the last test failed
         while i < len(parts):
             p = parts[i]
             if p.kind == "reservedword" and p.word in ("if", "elif"):
                 test = parts[i + 1]
-                self.walk(test, reachable and not never_rest, True)
+                self.status = None
+                self.guarded(test, reachable and not never_rest, True, failed)
+                st = self.status
                 body = parts[i + 3]  # `then` sits between
-                self.walk(body, reachable and not never_rest and not self.literal_false(test), True)
+                self.guarded(
+                    body, reachable and not never_rest and not self.literal_false(test), True, st and (st[0], st[1])
+                )
+                failed = st and (st[0], not st[1])
                 i += 4
             elif p.kind == "reservedword" and p.word == "else":
-                self.walk(parts[i + 1], reachable and not never_rest, True)
+                self.guarded(parts[i + 1], reachable and not never_rest, True, failed)
                 i += 2
             else:
                 i += 1
@@ -247,7 +289,9 @@ class _Walker:
                 self.walk(part, reachable, conditional)
         line = self.line_of(node.pos[0])
         cmd = Command(words, line, self.source(line), assigns, redirects, reachable, conditional)
+        cmd.guards, cmd.piped_from, cmd.substituted = list(self.guards), self.pipe, self.substituted > 0
         self.commands.append(cmd)
+        self.status = (cmd, True)
         # `sh -c "script"`: the string is a script of its own (same line for evidence)
         if cmd.name in SHELLS and "-c" in words[1:]:
             i = words.index("-c")
@@ -267,7 +311,11 @@ class _Walker:
     def nested(self, word, reachable: bool, conditional: bool) -> None:
         for part in getattr(word, "parts", []) or []:
             if part.kind in ("commandsubstitution", "processsubstitution"):
+                saved = self.status, self.pipe
+                self.substituted, self.pipe = self.substituted + 1, None
                 self.walk(part.command, reachable, True)
+                self.substituted -= 1
+                self.status, self.pipe = saved
 
 
 def _fallback_line(line: str, lineno: int) -> list[Command]:
@@ -358,10 +406,67 @@ def _parsed(text: str) -> list[Command]:
     return commands
 
 
+DOUBLE_TEST = re.compile(r"\[\[\s(?:[^\n\]]|\](?!\]))*?\s\]\]")  # `[[ … ]]` on one line
+ARITHMETIC = re.compile(r"\$\(\((?:[^\n()]|\([^\n()]*\))*?\)\)")  # `$(( … ))` on one line
+MASK = re.compile(r"__envqa_m(\d+)__")
+
+
+def _mask(text: str) -> tuple[str, list[str]]:
+    """`[[ … ]]` and `$(( … ))`, which bashlex refuses, stood in for by one word each (lines kept), so the rest
+    of the script keeps its structure; `_unmask` puts them back."""
+    table: list[str] = []
+
+    def hold(m: re.Match) -> str:
+        table.append(m.group(0))
+        return f"__envqa_m{len(table) - 1}__"
+
+    return DOUBLE_TEST.sub(hold, ARITHMETIC.sub(hold, text)), table
+
+
+def _unmask_word(word: str, table: list[str]) -> str:
+    return MASK.sub(lambda m: table[int(m.group(1))], word)
+
+
+def _double_test(test: str, cmd: Command) -> tuple[list[Command], list[str]]:
+    """A `[[ … ]]` test's words and the commands of its substitutions, read as `[ … ]` by bashlex when it can
+    (so `$(cmd a b)` stays one word), else split by shlex."""
+    got = _parse_whole("[ " + test[2:-2].strip() + " ]", [cmd.text])
+    cmds = got[0] if got is not None else []
+    if cmds and cmds[-1].words[:1] == ["["] and all(c.substituted for c in cmds[:-1]):
+        for c in cmds[:-1]:
+            c.line, c.text, c.guards, c.reachable = cmd.line, cmd.text, list(cmd.guards), cmd.reachable
+        return cmds[:-1], ["[["] + cmds[-1].words[1:-1] + ["]]"]
+    try:
+        return [], shlex.split(test)
+    except ValueError:
+        return [], test.split()
+
+
+def _unmask(commands: list[Command], table: list[str]) -> list[Command]:
+    """The masked constructs back in place: a `[[ … ]]` test as its own words (the commands of its `$(…)` read as
+    substitutions before it), an arithmetic expansion as its text."""
+    if not table:
+        return commands
+    out: list[Command] = []
+    for cmd in commands:
+        held = MASK.fullmatch(cmd.words[0]) if cmd.words else None
+        if held and table[int(held.group(1))].startswith("[["):
+            inner, words = _double_test(table[int(held.group(1))], cmd)
+            out += inner
+            cmd.words = words + [_unmask_word(w, table) for w in cmd.words[1:]]
+        else:
+            cmd.words = [_unmask_word(w, table) for w in cmd.words]
+        cmd.assignments = [_unmask_word(w, table) for w in cmd.assignments]
+        cmd.redirects = [(op, _unmask_word(t, table)) for op, t in cmd.redirects]
+        out.append(cmd)
+    return out
+
+
 def _parse_whole(text: str, source_lines: list[str], line_offset: int = 0) -> tuple[list[Command], bool] | None:
     """(commands, whether control reaches the end), or None when bashlex refuses the text."""
     if not text.strip():
         return [], True
+    text, table = _mask(text)
     import bashlex  # here, not at the top: importing it builds its LALR tables (0.2 s of CPU) in every process
 
     try:
@@ -385,7 +490,7 @@ def _parse_whole(text: str, source_lines: list[str], line_offset: int = 0) -> tu
         if name not in called:
             for c in body:
                 c.reachable = False
-    return walker.commands, cont
+    return _unmask(walker.commands, table), cont
 
 
 def logical_line_end(lines: list[str], n: int) -> int:

@@ -63,7 +63,8 @@ class Hop(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal["assert", "helper", "fixture", "constant", "parametrize", "loop", "import", "call", "build"]
+    # assign: the line a local takes its value (`out = subprocess.run(...)`), so a rule cites where the command is
+    kind: Literal["assert", "helper", "fixture", "constant", "parametrize", "loop", "import", "call", "build", "assign"]
     file: str  # relative to the task root ("tests/test_outputs.py")
     line: int
     name: str = ""  # the helper's, fixture's or constant's name
@@ -92,6 +93,7 @@ class Expected(BaseModel):
     origin: Origin | None = None  # where that file (or value) comes from: the provenance model's answer
     inputs: list[str] = Field(default_factory=list)  # for "computed": the paths and names it is computed from
     case_sensitive: bool = True
+    tolerance: str | None = None  # isclose/approx/allclose: the tolerance as written (value: the reference value)
 
 
 class Assertion(BaseModel):
