@@ -32,6 +32,7 @@ DOC_NAME = re.compile(
 MAX_DOC_BYTES = 200_000
 MAX_DOCS = 20
 MAX_WALK = 2000
+MIN_KEY_CHARS = 2  # `id`, `ok`, `x`: a key so short is a convention, not a name the instruction must give
 FLAG = re.compile(r"^--?([A-Za-z][\w-]*)(?:=.*)?$")
 
 
@@ -146,7 +147,7 @@ def flag_key_mismatches(
         path = a.observes.path
         produced = bool(path) and facts.produced(path) and not facts.test_owned(path) and not system_path(path)
         if a.observes.kind in KEYED and (produced or (a.observes.kind == "stdout" and runs_agents)):
-            wanted += [("key", k) for k in a.observes.keys if not re.fullmatch(r"-?\d+", k) and len(k) > 1]
+            wanted += [("key", k) for k in a.observes.keys if not re.fullmatch(r"-?\d+", k) and len(k) > MIN_KEY_CHARS]
         for what, value in wanted:
             text = docs_text(env, facts, prov) if text is None else text
             stated = _flag_stated(value, text) if what == "flag" else stated_in(value, text)
