@@ -171,14 +171,14 @@ class Finding(BaseModel):
     ) -> Finding:
         """A finding of a registered rule, its label, severity and fix taken from the rule's registry row, so no
         call site restates them. `severity` only where a finding is lower in context than the rule's most
-        (the row's); the fix is the remedy for `case` (default: the finding's subtype) when the row has one,
-        filled with `remedy_fields` when the remedy is a template (`{want}`)."""
+        (the row's); the label and the fix are those of `case` (default: the finding's subtype) when the row has
+        them, the fix filled with `remedy_fields` when the remedy is a template (`{want}`)."""
         if {"label", "fix"} & fields.keys():
             raise TypeError(f"Finding.of({rule!r}): label and fix come from the rule registry, not the call site")
         row = get_rule(rule)
         return cls(
             rule=rule,
-            label=Label(row.label),
+            label=Label(row.label_for(case or fields.get("subtype"))),
             severity=severity or row.severity,
             message=message,
             fix=row.remedy_for(case or fields.get("subtype"), **(remedy_fields or {})),

@@ -19,11 +19,11 @@ from __future__ import annotations
 import re
 
 from envqa.agents.fixers.base import FixContext, register_fixer
-from envqa.core.consistency.compare import CONTRADICTS, SPELLING, UNSTATED, Mismatch, mismatches
+from envqa.core.consistency.compare import CONTRADICTS, SPELLING, UNSTATED, Mismatch
 from envqa.core.environment import Environment
 from envqa.core.models import Finding
 from envqa.core.registry import rules_fixed_by
-from envqa.core.task_model.facts import task_facts
+from envqa.core.task_model.facts import instruction_mismatches, task_facts
 
 RULES = rules_fixed_by("instruction")
 SENTENCES = {
@@ -33,6 +33,8 @@ SENTENCES = {
     "state": "Do not modify the database `{want}`: the tests check what it holds.",
     "user": "The account must be named `{want}`.",
     "branch": "Use the branch `{want}`.",
+    "flag": "The program must accept the option `{want}` (the tests run it with it).",
+    "key": "The output must hold the key `{want}` (the tests read it).",
     "spelling": "Spell `{stated}` as `{want}` in the output: the tests compare `{compared}` exactly.",
 }
 HEADER = "Checked by the tests:"
@@ -47,8 +49,8 @@ def _todo(ctx: FixContext, findings: list[Finding]) -> list[tuple[str, Mismatch]
     rules = {f.rule for f in findings}
     out = []
     for view in _views(ctx.env):
-        facts = task_facts(view)
-        out += [(facts.instruction.file, m) for m in mismatches(facts) if m.rule in rules]
+        facts, found = instruction_mismatches(view)
+        out += [(facts.instruction.file, m) for m in found if m.rule in rules]
     return out
 
 

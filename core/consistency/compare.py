@@ -45,6 +45,7 @@ class Mismatch:
     test: Requirement
     stated: str | None = None
     claim: Claim | None = None
+    via: tuple[str, ...] = ()  # the helpers, fixtures and constants the test's value went through (file:line: code)
 
     def key(self) -> tuple[str, str, str]:
         return (self.rule, self.what, self.want)
@@ -221,8 +222,8 @@ OPTION_PREFIX = re.compile(r"^--?(?=[A-Za-z])")
 def _ordinary_word(token: str, claim: Claim) -> bool:
     """A prose word the tests happen to compare in another form, not a spelling the instruction commits to:
     the same word in capitals or capitalised (a PEM header's PRIVATE KEY, "Proof." opening a proof) against a
-    lowercase prose word; a command-line option (-snapshot) against the bare word; a hyphenated quantity
-    ("a 2048-bit key", an adjective) against the same number and unit apart ("2048 bit")."""
+    lowercase prose word; a command-line option (-snapshot) or a file suffix (.log) against the bare word; a
+    hyphenated quantity ("a 2048-bit key", an adjective) against the same number and unit apart ("2048 bit")."""
     if claim.role == "code":
         return False  # the instruction wrote it as a literal: every difference counts
     core = token.rstrip(".,;:!?")
@@ -230,6 +231,8 @@ def _ordinary_word(token: str, claim: Claim) -> bool:
         return True
     if OPTION_PREFIX.sub("", token) == claim.value:
         return True
+    if token.startswith(".") and token[1:].lower() == claim.value.lower():
+        return True  # a file suffix (`.log`, `.JSON`) against the prose word: a name's ending, not a spelling
     return bool(HYPHENATED_QUANTITY.fullmatch(claim.value) or HYPHENATED_QUANTITY.fullmatch(token)) and (
         claim.value.replace("-", " ") == token.replace("-", " ")
     )

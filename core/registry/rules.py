@@ -99,6 +99,14 @@ class Rule:
     # The remedy for one case of the rule (a subtype the finding names, or a context its probe names), used
     # instead of `remedy` for that case: the remedy stays a fact of the registry, not of the call site.
     remedies: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
+    # The label of one case (a subtype the finding names), used instead of `label` for it: one general rule whose
+    # cases mean different things (a check that reads the agent's source is a shortcut, one that grades which tool
+    # ran is brittleness) keeps one row, and the label stays a fact of the registry, not of the call site.
+    labels: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
+
+    def label_for(self, case: str | None = None) -> str:
+        """The label a finding of this rule carries: its case's (when the row names one), else the rule's."""
+        return self.labels.get(case or "", self.label)
 
     def remedy_for(self, case: str | None = None, **fields: str) -> str | None:
         """The fix a finding of this rule carries: the case's remedy (else the rule's), with its named fields
@@ -138,6 +146,7 @@ def _load() -> list[Rule]:
                     "explains_at_line": tuple(row.get("explains_at_line", ())),
                     "proven_by": tuple(row.get("proven_by", ())),
                     "remedies": MappingProxyType(dict(row.get("remedies", {}))),
+                    "labels": MappingProxyType(dict(row.get("labels", {}))),
                 }
             )
             for row in rows
@@ -246,6 +255,9 @@ def _check() -> None:
             if other not in RULE_INFO
         ]
         problems += [f"remedy for case {case!r} but no general remedy" for case in r.remedies if not r.remedy]
+        problems += [
+            f"case {case!r} has unknown label {lab!r}" for case, lab in r.labels.items() if lab not in LABEL_INFO
+        ]
         if problems:
             raise ValueError(f"rule {r.id!r}: {'; '.join(problems)}")
         seen.add(r.id)

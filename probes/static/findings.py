@@ -10,6 +10,7 @@ Rules (ids are stable; each finding carries file:line, why it matters and a fix)
   root-agent (opt-in)             the agent runs as root
   unpinned-base-image (opt-in)    FROM without a tag or with :latest
   (and probes/static/verifier_broken.py: a verifier or reference solution that cannot work)
+  (and probes/static/outcome_checks.py: check-does-not-measure-outcome, a query over the assertion model)
 
 Shell text (test.sh, every RUN) goes through core/parsers/shell.py (bashlex) and Dockerfiles through
 core/parsers/dockerfile.py (dockerfile-parse): commands, not whitespace-split lines, so `|| true`,
@@ -37,6 +38,7 @@ from envqa.probes.static.instruction_rules import instruction_findings
 from envqa.probes.static.instruction_signatures import signature_findings
 from envqa.probes.static.instruction_test_bounds import bound_findings
 from envqa.probes.static.metadata_rules import metadata_realism_findings
+from envqa.probes.static.outcome_checks import outcome_check_findings
 from envqa.probes.static.provenance_rules import provenance_findings
 from envqa.probes.static.reward_flow import aborts_before_failure_reward
 from envqa.probes.static.task_files import rel as _rel
@@ -234,6 +236,7 @@ def static_findings(env: Environment, root_agent: bool = False, unpinned_base: b
         + preserve_findings(env)
         + drift_findings(env)
         + provenance_findings(env)
+        + outcome_check_findings(env)
     )
 
 

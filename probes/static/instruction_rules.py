@@ -4,7 +4,10 @@
                                          names a different one in the same role (path, URL scheme, port, user,
                                          branch)
   instruction-omits-tested-requirement   (ambiguity, warning) the tests require an output, an unchanged file, an
-                                         account or a branch that the instruction never mentions
+                                         account or a branch that the instruction never mentions; or (issue 51,
+                                         from the assertion model) a flag they pass to the agent's program or a
+                                         JSON key they read from its output that neither the instruction nor the
+                                         files it points to state (core/task_model/tested_terms.py)
   instruction-spelling-differs-from-tests (ambiguity, warning) a string the tests compare with the output is a
                                          variant of the instruction's wording (case, hyphen, unit, decimals)
 
@@ -13,10 +16,10 @@ Every finding carries both lines (file:line) when there are two: the test's and 
 
 from __future__ import annotations
 
-from envqa.core.consistency.compare import CONTRADICTS, UNSTATED, Mismatch, mismatches
+from envqa.core.consistency.compare import CONTRADICTS, UNSTATED, Mismatch
 from envqa.core.environment import Environment
 from envqa.core.models import Finding
-from envqa.core.task_model.facts import task_facts
+from envqa.core.task_model.facts import instruction_mismatches
 
 WHAT = {"path": "path", "url": "URL", "port": "port", "user": "user name", "branch": "branch", "host": "host name"}
 UNSTATED_TEXT = {
@@ -30,6 +33,10 @@ UNSTATED_TEXT = {
     "never names it: an agent that follows the instruction cannot know it",
     "user": "the tests look up the account {want!r}, which the instruction never names",
     "branch": "the tests check the branch {want!r}, which the instruction never names",
+    "flag": "the tests run the agent's program with the option {want}, which neither the instruction nor the files "
+    "it points to name: an agent that follows the instruction has no reason to accept it",
+    "key": "the tests read the key {want!r} from the agent's output, which neither the instruction nor the files it "
+    "points to name: an agent cannot know the field is called that",
 }
 
 
@@ -50,8 +57,10 @@ def _message(m: Mismatch) -> str:
 
 
 def _evidence(m: Mismatch, instruction_file: str) -> list[str]:
-    out = [f"test: {m.test.evidence()}"]
-    if m.claim is not None:
+    out = [f"test: {m.test.evidence()}"] + [f"via {v}" for v in m.via]
+    if m.claim is not None and m.what == "flag":
+        out.append(f"instruction: {instruction_file}:{m.claim.line}: {m.claim.text} (names the program, not {m.want})")
+    elif m.claim is not None:
         out.append(f"instruction: {instruction_file}:{m.claim.line}: {m.claim.text}")
     else:
         out.append(f"instruction: {instruction_file}: never mentions {m.want}")
@@ -62,9 +71,9 @@ def instruction_findings(env: Environment) -> list[Finding]:
     """The three rules for one view of the task (a multi-step task: each step's instruction and tests)."""
     if not env.instruction.strip() or not env.tests:
         return []
-    facts = task_facts(env)
+    facts, found = instruction_mismatches(env)
     out = []
-    for m in mismatches(facts):
+    for m in found:
         out.append(
             Finding.of(
                 rule=m.rule,
@@ -72,6 +81,7 @@ def instruction_findings(env: Environment) -> list[Finding]:
                 evidence=_evidence(m, facts.instruction.file),
                 location=m.test.where,
                 remedy_fields={"want": m.want},
+                case=m.what if m.what in ("flag", "key") else None,
             )
         )
     return out
