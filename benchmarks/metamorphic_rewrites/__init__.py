@@ -17,8 +17,8 @@ from pathlib import Path
 
 from .cst_tools import FileRewrite, LineMap
 from .scoped import RewriteBroke, Scoped, run_python
-from .shell import rewrite_shell
 from .shape_rewrites import ExtractHelper, Parametrize, ToFixture, ToUnittest
+from .shell import rewrite_shell
 from .value_rewrites import HoistConstant, LoopOverCase, ToPathlib
 
 __all__ = ["REWRITES", "FileRewrite", "LineMap", "RewriteBroke", "apply", "plan", "test_dirs"]

@@ -54,8 +54,8 @@ def _build_hop(tests: TestsModel, f: TestFile, language: str) -> Hop | None:
     stem = f.path.stem
     named = [c for c in commands if any(f.name in w or w.endswith("/" + stem) or w == stem for w in c.words)]
     tools = [c for c in commands if c.name in BUILDERS.get(language, set())]
-    cmd = (named or tools or [None])[0]
-    if cmd is None or script is None:
+    cmd = (named or tools or [None])[0]  # type: ignore[list-item]
+    if cmd is None or script is None:  # type: ignore[redundant-expr]
         return None
     return Hop(kind="build", file=script.rel, line=cmd.line, name=cmd.name, code=cmd.text[:TEST_MODEL_CODE_CHARS])
 
@@ -115,7 +115,7 @@ class _FileReader:
         hops = [hop("assert", self.f.rel, c.node, self.f.lines), *actual.hops, *wanted.hops]
         hops += [self.build] if self.build is not None else []
         return Assertion(
-            language=LANGUAGE[self.language],  # type: ignore[arg-type]
+            language=LANGUAGE[self.language],
             file=self.f.rel,
             line=n,
             code=self.f.line(n)[:TEST_MODEL_CODE_CHARS],
@@ -138,7 +138,7 @@ class _FileReader:
             return Expected(kind="truthy")
         if c.pattern is not None:
             kind = c.pattern if wanted.literal is not None else "regex"
-            return Expected(kind="pattern", value=wanted.literal, pattern_kind=kind, case_sensitive=case)  # type: ignore[arg-type]
+            return Expected(kind="pattern", value=wanted.literal, pattern_kind=kind, case_sensitive=case)
         if (op in THRESHOLDS or op == "isclose") and wanted.literal is not None:
             return Expected(kind="threshold", value=wanted.literal)
         exp = wanted.expected()

@@ -86,100 +86,92 @@ def call_condition(n: ast.Call, name: str) -> tuple[ast.AST, bool] | None:
     return None
 
 
+def _literal(values: list[str], side: ast.AST, kind: str = "literal") -> Expected:
+    """Literals compared with `side`: one value, or every value when a check runs over several."""
+    return Expected(
+        kind=kind,
+        value=values[0] if len(values) == 1 else None,
+        values=values if len(values) > 1 else [],
+        case_sensitive=not case_insensitive(side),
+    )
+
+
+def _approx(a: ast.AST, b: ast.AST, runs: frozenset[str]) -> tuple[str, Observed, Expected] | None:
+    approx = next((s for s in (b, a) if isinstance(s, ast.Call) and name_of(s)[1] == "approx" and s.args), None)
+    if approx is None:
+        return None
+    other = a if approx is b else b
+    ref = values_of(approx.args[0])
+    exp = Expected(kind="threshold", value=ref[0] if ref else None, tolerance=tolerance(approx, CLOSE["approx"]))
+    return "approx", observed(other, runs), exp
+
+
+def _membership(a: ast.AST, op: str, b: ast.AST, lh: list[Hop], runs: frozenset[str]) -> tuple[str, Observed, Expected]:
+    """`x in y`: a literal in the output is a substring pattern; the output in a literal set is one of them."""
+    av, bv = values_of(a), values_of(b)
+    if (av is not None and bv is None and isinstance(literal(a), (str, bytes))) or (
+        av and bv is None and getattr(a, "_values", None)
+    ):
+        exp = _literal(av, b, "pattern").model_copy(update={"pattern_kind": "substring"})
+        return op, observed(b, runs), exp
+    members = literal(b)
+    if isinstance(members, (list, tuple, set, frozenset, dict)):
+        return op, observed(a, runs), Expected(kind="literal", values=sorted(text(v) for v in members))
+    return op, observed(b, runs), expected(a, _names(lh), True, runs)
+
+
+def _ordered(
+    a: ast.AST, op: str, b: ast.AST, lh: list[Hop], rh: list[Hop], runs: frozenset[str]
+) -> tuple[str, Observed, Expected]:
+    """An ordered comparison: a bound, written on either side."""
+    av, bv = values_of(a), values_of(b)
+    if bv is not None or av is not None:
+        obs_side, bound, op = (a, bv, op) if bv is not None else (b, av, FLIPPED[op])
+        exp = Expected(
+            kind="threshold",
+            value=bound[0] if bound and len(bound) == 1 else None,
+            values=bound if bound and len(bound) > 1 else [],
+        )
+        return op, observed(obs_side, runs), exp
+    swap = agentish(sources(b, runs)) and not agentish(sources(a, runs))
+    o, e, eh = (b, a, lh) if swap else (a, b, rh)
+    exp = expected(e, _names(eh), True, runs)
+    return (
+        (FLIPPED[op] if swap else op),
+        observed(o, runs),
+        Expected(kind="threshold", inputs=exp.inputs or [render(e)]),
+    )
+
+
 def compared(
     a: ast.AST, op: str, b: ast.AST, lh: list[Hop], rh: list[Hop], runs: frozenset[str]
 ) -> tuple[str, Observed, Expected]:
     """A comparison's observed and expected sides (core/task_model/assertion_kinds.py)."""
-    approx = next((s for s in (b, a) if isinstance(s, ast.Call) and name_of(s)[1] == "approx" and s.args), None)
-    if approx is not None:
-        other = a if approx is b else b
-        ref = values_of(approx.args[0])
-        exp = Expected(kind="threshold", value=ref[0] if ref else None, tolerance=tolerance(approx, CLOSE["approx"]))
-        return "approx", observed(other, runs), exp
-    av, bv = values_of(a), values_of(b)
+    close = _approx(a, b, runs)
+    if close is not None:
+        return close
     if op in ("in", "not in"):
-        if (av is not None and bv is None and isinstance(literal(a), (str, bytes))) or (
-            av and bv is None and getattr(a, "_values", None)
-        ):
-            obs = observed(b, runs)
-            return (
-                op,
-                obs,
-                Expected(
-                    kind="pattern",
-                    pattern_kind="substring",
-                    value=av[0] if len(av) == 1 else None,
-                    values=av if len(av) > 1 else [],
-                    case_sensitive=not case_insensitive(b),
-                ),
-            )  # type: ignore[index,arg-type]
-        members = literal(b)
-        if isinstance(members, (list, tuple, set, frozenset, dict)):
-            return op, observed(a, runs), Expected(kind="literal", values=sorted(text(v) for v in members))
-        return op, observed(b, runs), expected(a, _names(lh), True, runs)
+        return _membership(a, op, b, lh, runs)
     if op in FLIPPED:
-        if bv is not None or av is not None:
-            obs_side, bound, op = (a, bv, op) if bv is not None else (b, av, FLIPPED[op])
-            return (
-                op,
-                observed(obs_side, runs),
-                Expected(
-                    kind="threshold",
-                    value=bound[0] if bound and len(bound) == 1 else None,
-                    values=bound if bound and len(bound) > 1 else [],
-                ),
-            )
-        swap = agentish(sources(b, runs)) and not agentish(sources(a, runs))
-        o, e, eh = (b, a, lh) if swap else (a, b, rh)
-        exp = expected(e, _names(eh), True, runs)
-        return (
-            (FLIPPED[op] if swap else op),
-            observed(o, runs),
-            Expected(kind="threshold", inputs=exp.inputs or [render(e)]),
-        )
-    if (bv is not None and av is None) or (av is not None and bv is not None):
-        obs = observed(a, runs)
-        return (
-            op,
-            obs,
-            Expected(
-                kind="literal",
-                value=bv[0] if len(bv) == 1 else None,
-                values=bv if len(bv) > 1 else [],
-                case_sensitive=not case_insensitive(a),
-            ),
-        )  # type: ignore[arg-type,index]
+        return _ordered(a, op, b, lh, rh, runs)
+    av, bv = values_of(a), values_of(b)
+    if bv is not None:
+        return op, observed(a, runs), _literal(bv, a)
     if av is not None:
-        obs = observed(b, runs)
-        return (
-            op,
-            obs,
-            Expected(
-                kind="literal",
-                value=av[0] if len(av) == 1 else None,
-                values=av if len(av) > 1 else [],
-                case_sensitive=not case_insensitive(b),
-            ),
-        )
+        return op, observed(b, runs), _literal(av, b)
     swap = agentish(sources(b, runs)) and not agentish(sources(a, runs))
     o, e, eh = (b, a, lh) if swap else (a, b, rh)
-    obs = observed(o, runs)
-    return op, obs, expected(e, _names(eh), agentish(sources(o, runs)), runs)
+    return op, observed(o, runs), expected(e, _names(eh), agentish(sources(o, runs)), runs)
 
 
 def _names(hops: list[Hop]) -> list[str]:
     return [h.name for h in hops if h.kind in ("constant", "fixture", "parametrize", "helper", "import") and h.name]
 
 
-def single(c: ast.AST, runs: frozenset[str]) -> tuple[str, Observed, Expected]:
-    """A condition that is not a comparison: a regex, a prefix or suffix, a closeness, an existence, a truth."""
-    owner, name = name_of(c) if isinstance(c, ast.Call) else ("", "")
-    if (
-        isinstance(c, ast.Call)
-        and owner == "re"
-        and name in ("search", "match", "fullmatch", "findall")
-        and len(c.args) >= 2
-    ):
+def _called(c: ast.Call, runs: frozenset[str]) -> tuple[str, Observed, Expected] | None:
+    """A check spelt as a call: `re.search`, `startswith`/`endswith`, `isclose`, `filecmp.cmp`."""
+    owner, name = name_of(c)
+    if owner == "re" and name in ("search", "match", "fullmatch", "findall") and len(c.args) >= 2:
         pat = literal(c.args[0])
         exp = Expected(
             kind="pattern",
@@ -191,7 +183,7 @@ def single(c: ast.AST, runs: frozenset[str]) -> tuple[str, Observed, Expected]:
         )
         obs = observed(c.args[1], runs)
         return "matches", obs, exp  # the caller reads a self-report over the whole condition
-    if isinstance(c, ast.Call) and name in ("startswith", "endswith") and isinstance(c.func, ast.Attribute) and c.args:
+    if name in ("startswith", "endswith") and isinstance(c.func, ast.Attribute) and c.args:
         vals = values_of(c.args[0])
         exp = Expected(
             kind="pattern",
@@ -199,7 +191,7 @@ def single(c: ast.AST, runs: frozenset[str]) -> tuple[str, Observed, Expected]:
             value=vals[0] if vals else render(c.args[0]),
         )
         return name, observed(c.func.value, runs), exp
-    if isinstance(c, ast.Call) and (name in CLOSE or name in CLOSE_CALLS) and len(c.args) >= 2:
+    if (name in CLOSE or name in CLOSE_CALLS) and len(c.args) >= 2:
         x, y = c.args[0], c.args[1]
         if values_of(x) is not None or (agentish(sources(y, runs)) and not agentish(sources(x, runs))):
             x, y = y, x
@@ -211,12 +203,20 @@ def single(c: ast.AST, runs: frozenset[str]) -> tuple[str, Observed, Expected]:
             inputs=[] if ref else [render(y)],
         )
         return "isclose", observed(x, runs), exp
-    if isinstance(c, ast.Call) and name in ("cmp",) and owner == "filecmp" and len(c.args) >= 2:
+    if name in ("cmp",) and owner == "filecmp" and len(c.args) >= 2:
         return (
             "same-file",
             Observed(kind="output_file", path=render(c.args[0])),
             Expected(kind="file", path=render(c.args[1])),
         )
+    return None
+
+
+def single(c: ast.AST, runs: frozenset[str]) -> tuple[str, Observed, Expected]:
+    """A condition that is not a comparison: a regex, a prefix or suffix, a closeness, an existence, a truth."""
+    called = _called(c, runs) if isinstance(c, ast.Call) else None
+    if called is not None:
+        return called
     srcs = sources(c, runs)
     if srcs and srcs[0].kind == "exists" and isinstance(c, ast.Call):
         return "exists", Observed(kind="existence", path=srcs[0].path), Expected(kind="exists")

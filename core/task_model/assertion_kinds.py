@@ -89,11 +89,11 @@ def observed(node: ast.AST, runs: frozenset[str]) -> Observed:
     ks = keys(node)
     if not srcs:
         kind = "value" if any(isinstance(n, ast.Call) for n in ast.walk(node)) else "unknown"
-        return Observed(kind=kind, keys=ks, detail=code(node)[:120])  # type: ignore[arg-type]
+        return Observed(kind=kind, keys=ks, detail=code(node)[:120])
     s = next((x for x in srcs if agentish([x])), srcs[0])  # the agent's work before the tests' own data
     if s.kind == "run":
         flags = [w for w in s.command[1:] if w.startswith("-") and len(w) > 1]
-        return Observed(kind=s.stream or "stdout", command=s.command, flags=flags, keys=ks, detail=s.detail)  # type: ignore[arg-type]
+        return Observed(kind=s.stream or "stdout", command=s.command, flags=flags, keys=ks, detail=s.detail)
     if s.kind == "read":
         kind = (
             "source_text"
@@ -102,7 +102,7 @@ def observed(node: ast.AST, runs: frozenset[str]) -> Observed:
             if is_history(s.path)
             else "output_file"
         )
-        return Observed(kind=kind, path=s.path, keys=ks)  # type: ignore[arg-type]
+        return Observed(kind=kind, path=s.path, keys=ks)
     if s.kind == "database":
         query = next(
             (
@@ -116,7 +116,7 @@ def observed(node: ast.AST, runs: frozenset[str]) -> Observed:
     kind = {"digest": "digest", "network": "network", "listing": "listing", "exists": "existence", "call": "value"}[
         s.kind
     ]
-    return Observed(kind=kind, path=s.path, keys=ks, detail=s.detail)  # type: ignore[arg-type]
+    return Observed(kind=kind, path=s.path, keys=ks, detail=s.detail)
 
 
 def _file_read(node: ast.AST) -> str | None:

@@ -98,7 +98,7 @@ class _Reader:
                 continue
             tests = [(None, fn) for name, fn in m.functions.items() if name.startswith("test")]
             tests += [
-                (c, fn)
+                (c, fn)  # type: ignore[misc]
                 for (c, name), fn in m.methods.items()
                 if name.startswith("test") and _is_test_class(m.classes[c])
             ]
@@ -110,7 +110,7 @@ class _Reader:
                     and m.import_name not in self.imported
                     and m.import_name.rsplit(".", 1)[-1] not in self.imported
                 ):
-                    self.walk(m.file.tree.body, _Ctx(Frame(m, m.file.tree), m.file.rel))  # type: ignore[arg-type,union-attr]
+                    self.walk(m.file.tree.body, _Ctx(Frame(m, m.file.tree), m.file.rel))  # type: ignore[union-attr]
             except RecursionError:  # an expression nested past the interpreter's depth: that file's rest unread
                 continue
         return self.out
@@ -168,7 +168,7 @@ class _Reader:
                     else ast.Constant(None)
                     for r in rows
                 ]
-            ctx.frame.bound[n] = _with_hops(marker(n, values=values, source=cases), hops)
+            ctx.frame.bound[n] = _with_hops(marker(n, values=values, source=cases), hops)  # type: ignore[arg-type]
         ctx.cases = _mult(ctx.cases, len(rows))
 
     # -- statements ---------------------------------------------------------------------------------------------
@@ -256,8 +256,8 @@ class _Reader:
         here = replace(ctx.frame, line=call.lineno)
         args = ast.Call(
             func=call.func,
-            args=[self.ex.expand(a, here, hops) for a in call.args],
-            keywords=[ast.keyword(arg=k.arg, value=self.ex.expand(k.value, here, hops)) for k in call.keywords],
+            args=[self.ex.expand(a, here, hops) for a in call.args],  # type: ignore[misc]
+            keywords=[ast.keyword(arg=k.arg, value=self.ex.expand(k.value, here, hops)) for k in call.keywords],  # type: ignore[call-overload]
         )
         bound = bind_call(fn, args, cls is not None)
         site = [ctx.frame.module.hop("call", call, fn.name), m.hop("helper", fn, fn.name)]
@@ -269,8 +269,8 @@ class _Reader:
     # -- one check ----------------------------------------------------------------------------------------------
 
     def check(self, cond: ast.AST, negated: bool, at: ast.AST, ctx: _Ctx) -> None:
-        for part, neg, frame, mult in self.parts(cond, negated, replace(ctx.frame, line=at.lineno)):
-            self.record(part, neg, at.lineno, replace(ctx, frame=frame, cases=_mult(ctx.cases, mult)))
+        for part, neg, frame, mult in self.parts(cond, negated, replace(ctx.frame, line=at.lineno)):  # type: ignore[attr-defined]
+            self.record(part, neg, at.lineno, replace(ctx, frame=frame, cases=_mult(ctx.cases, mult)))  # type: ignore[attr-defined]
 
     def parts(self, cond: ast.AST, negated: bool, frame: Frame) -> list[tuple[ast.AST, bool, Frame, int]]:
         """A condition split into the checks it makes: `a and b` (or, negated, `a or b`) gives both; `not` flips;
@@ -314,7 +314,7 @@ class _Reader:
                 rh: list[Hop] = []
                 a, b = self.ex.expand(left, ctx.frame, lh), self.ex.expand(right, ctx.frame, rh)
                 o, obs, exp = compared(a, OPS.get(type(op), "?"), b, lh, rh, runs)
-                obs = self_report(obs, ast.Tuple(elts=[a, b], ctx=ast.Load()), exp)
+                obs = self_report(obs, ast.Tuple(elts=[a, b], ctx=ast.Load()), exp)  # type: ignore[list-item]
                 self.emit(ctx, line, o, negated, obs, exp, hops + lh + rh)
                 left = right
             return

@@ -46,7 +46,7 @@ class PyModule:
 
     def hop(self, kind: str, node: ast.AST, name: str = "") -> Hop:
         line = getattr(node, "lineno", 1)
-        return Hop(kind=kind, file=self.file.rel, line=line, name=name, code=self.file.line(line)[:CODE_MAX])  # type: ignore[arg-type]
+        return Hop(kind=kind, file=self.file.rel, line=line, name=name, code=self.file.line(line)[:CODE_MAX])
 
 
 def index_module(f: TestFile, tree: ast.Module) -> PyModule:
@@ -150,7 +150,7 @@ def _targets(target: ast.AST, value: ast.AST, line: int, how: str) -> list[tuple
             return [b for t, v in zip(target.elts, value.elts, strict=True) for b in _targets(t, v, line, how)]
         parts = []
         for i, t in enumerate(target.elts):
-            part = ast.Subscript(value=value, slice=ast.Constant(i), ctx=ast.Load()) if how != "loop" else value
+            part = ast.Subscript(value=value, slice=ast.Constant(i), ctx=ast.Load()) if how != "loop" else value  # type: ignore[arg-type]
             parts += _targets(t, ast.copy_location(part, value), line, how if how != "loop" else f"loop-part:{i}")
         return parts
     return []
@@ -290,7 +290,7 @@ class _Rewriter(ast.NodeTransformer):
         if not feeds:
             return expanded
         parts = [self._sub(v, Frame(f.module, f.fn, f.cls, f.bound, line)) for line, v in feeds[:8]]
-        return marker(name, source=ast.Tuple(elts=[expanded, *parts], ctx=ast.Load()))
+        return marker(name, source=ast.Tuple(elts=[expanded, *parts], ctx=ast.Load()))  # type: ignore[list-item]
 
     def _parameter(self, name: str, f: Frame) -> ast.AST:
         found = self.ex.fixture(name, f.module)
@@ -299,7 +299,7 @@ class _Rewriter(ast.NodeTransformer):
         m, fn = found
         self.hops.append(m.hop("fixture", fn, name))
         value = _returned(fn)
-        return self._sub(value, Frame(m, fn, None, {}, value.lineno)) if value is not None else marker(name)
+        return self._sub(value, Frame(m, fn, None, {}, value.lineno)) if value is not None else marker(name)  # type: ignore[attr-defined]
 
     def _module_name(self, name: str, m: PyModule, node: ast.AST) -> ast.AST:
         if name in m.consts:
@@ -341,7 +341,7 @@ class _Rewriter(ast.NodeTransformer):
         if value is None:
             return node
         self.hops.append(m.hop("helper", fn, fn.name))
-        return self._sub(value, Frame(m, fn, cls, bind_call(fn, node, cls is not None), value.lineno))
+        return self._sub(value, Frame(m, fn, cls, bind_call(fn, node, cls is not None), value.lineno))  # type: ignore[attr-defined]
 
 
 MUTATORS = {"append", "extend", "add", "update", "insert", "read_string", "read", "read_file", "setdefault", "write"}
@@ -374,7 +374,7 @@ def _element(name: str, iterable: ast.AST, part: int | None) -> ast.AST:
         d = items.func.value
         pick = {"keys": d.keys, "values": d.values}.get(items.func.attr)
         if pick is not None and part is None:
-            return marker(name, values=list(pick), source=iterable)  # type: ignore[arg-type]
+            return marker(name, values=list(pick), source=iterable)  # type: ignore[call-overload]
         if items.func.attr == "items" and part in (0, 1):
             return marker(name, values=list(d.keys if part == 0 else d.values), source=iterable)  # type: ignore[arg-type]
     if isinstance(items, (ast.List, ast.Tuple, ast.Set)) and items.elts:

@@ -377,14 +377,14 @@ def _pattern(pattern: str, flags: set[str]) -> Expected:
     case = "i" not in flags
     if "F" in flags:
         kind = "line" if "x" in flags else "substring"
-        return Expected(kind="pattern", value=pattern, pattern_kind=kind, case_sensitive=case)  # type: ignore[arg-type]
+        return Expected(kind="pattern", value=pattern, pattern_kind=kind, case_sensitive=case)
     core = pattern.removeprefix("^").removesuffix("$") if not pattern.endswith("\\$") else pattern.removeprefix("^")
     literal = re.sub(r"\\([.\-+*?()\[\]{}|/^$])", r"\1", core)
     if REGEX_META.search(re.sub(r"\\[.\-+*?()\[\]{}|/^$]", "", core)):
         return Expected(kind="pattern", value=pattern, pattern_kind="regex", case_sensitive=case)
     anchored = ("x" in flags) or (pattern.startswith("^") and pattern.endswith("$") and not pattern.endswith("\\$"))
     kind = "line" if anchored else "prefix" if pattern.startswith("^") else "suffix" if core != pattern else "substring"
-    return Expected(kind="pattern", value=literal, pattern_kind=kind, case_sensitive=case)  # type: ignore[arg-type]
+    return Expected(kind="pattern", value=literal, pattern_kind=kind, case_sensitive=case)
 
 
 def shell_assertions(tests: TestsModel) -> list[Assertion]:

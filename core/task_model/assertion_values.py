@@ -125,7 +125,7 @@ def _fold(node: ast.AST, depth: int) -> object:
         return node.value
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         items = [_fold(e, depth + 1) for e in node.elts]
-        return {ast.List: list, ast.Tuple: tuple}.get(type(node), set)(items)  # type: ignore[operator]
+        return {ast.List: list, ast.Tuple: tuple}.get(type(node), set)(items)
     if isinstance(node, ast.Dict):
         return {_fold(k, depth + 1): _fold(v, depth + 1) for k, v in zip(node.keys, node.values, strict=True) if k}
     if isinstance(node, ast.JoinedStr):
@@ -304,8 +304,8 @@ def _source(n: ast.AST, runs: set[str], seen: set[int]) -> Source | None:
     return _call_source(n, runs)
 
 
-def _call_source(n: ast.Call, runs: set[str]) -> Source | None:
-    owner, name = name_of(n)
+def _outside_source(n: ast.Call, owner: str, name: str) -> Source | None:
+    """A digest, a database or a network response: what the check reads from outside the agent's files."""
     if owner in ("hashlib",) and name in DIGESTS:
         inner = [s for s in sources(ast.Tuple(elts=list(n.args), ctx=ast.Load())) if s.kind == "read"]
         return Source("digest", path=inner[0].path if inner else None, detail=name)
@@ -316,9 +316,11 @@ def _call_source(n: ast.Call, runs: set[str]) -> Source | None:
         if isinstance(target, ast.Call) and name_of(target)[1] == "Request" and target.args:
             target = target.args[0]
         return Source("network", detail=render(target))
-    run = _run(n, runs)
-    if run is not None:
-        return run
+    return None
+
+
+def _path_source(n: ast.Call, owner: str, name: str) -> Source | None:
+    """A listing of a folder or an existence test of a path."""
     if name in LISTINGS and (n.args or isinstance(n.func, ast.Attribute)):
         if owner in ("os", "glob", "") and n.args:
             return Source("listing", path=render(n.args[0]))
@@ -334,6 +336,14 @@ def _call_source(n: ast.Call, runs: set[str]) -> Source | None:
             else None
         )
         return Source("exists", path=render(target)) if target is not None else None
+    return None
+
+
+def _call_source(n: ast.Call, runs: set[str]) -> Source | None:
+    owner, name = name_of(n)
+    found = _outside_source(n, owner, name) or _run(n, runs) or _path_source(n, owner, name)
+    if found is not None:
+        return found
     read = _read_path(n)
     if read is not None:
         return Source("read", path=read[0], mode=read[1])

@@ -90,7 +90,7 @@ CALLS = {"call_expression", "method_invocation", "new_expression", "object_creat
 def hop(kind: str, rel: str, node: ts.Node, lines: list[str], name: str = "") -> Hop:
     n = ts.line(node)
     code = lines[n - 1].strip()[:TEST_MODEL_CODE_CHARS] if 0 < n <= len(lines) else ""
-    return Hop(kind=kind, file=rel, line=n, name=name, code=code)  # type: ignore[arg-type]
+    return Hop(kind=kind, file=rel, line=n, name=name, code=code)
 
 
 class Operands:
@@ -253,12 +253,12 @@ class Operands:
             if argv:
                 kind = "exit_code" if status or name == "system" else "stdout"
                 flags = [w for w in argv[1:] if w.startswith("-")]
-                return Side(observed=Observed(kind=kind, command=argv, flags=flags))  # type: ignore[arg-type]
+                return Side(observed=Observed(kind=kind, command=argv, flags=flags))
         if name in READS and args:
             path = self.path(args[0], bound)
             if path is not None:
                 kind = "listing" if name in LISTS else "existence" if name in EXISTS else "output_file"
-                return Side(observed=Observed(kind=kind, path=path))  # type: ignore[arg-type]
+                return Side(observed=Observed(kind=kind, path=path))
         helper = self.functions.get(name)
         if helper is not None and depth < 4 and not _inside(n, helper):
             binding = {ts.text(p): a for p, a in zip(_param_names(helper), args, strict=False)} or None

@@ -46,7 +46,7 @@ class Side:
 
 
 def hop(kind: str, file: str, cmd: Command, name: str = "") -> Hop:
-    return Hop(kind=kind, file=file, line=cmd.line, name=name, code=cmd.text[:TEST_MODEL_CODE_CHARS])  # type: ignore[arg-type]
+    return Hop(kind=kind, file=file, line=cmd.line, name=name, code=cmd.text[:TEST_MODEL_CODE_CHARS])
 
 
 class Scope:

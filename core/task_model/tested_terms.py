@@ -145,7 +145,7 @@ def flag_key_mismatches(
         if runs_agents:
             wanted += [("flag", f.split("=", 1)[0]) for f in _flags(a)]
         path = a.observes.path
-        produced = bool(path) and facts.produced(path) and not facts.test_owned(path) and not system_path(path)
+        produced = bool(path) and facts.produced(path) and not facts.test_owned(path) and not system_path(path)  # type: ignore[arg-type]
         if a.observes.kind in KEYED and (produced or (a.observes.kind == "stdout" and runs_agents)):
             wanted += [("key", k) for k in a.observes.keys if not re.fullmatch(r"-?\d+", k) and len(k) > MIN_KEY_CHARS]
         for what, value in wanted:

@@ -28,7 +28,6 @@ from envqa.core.models import Finding, Outcome, Severity
 from envqa.probes.cross_trial.evidence import Coverage, Panel
 from envqa.probes.cross_trial.missing import verifier_wants_missing_file
 from envqa.probes.cross_trial.pool_rules import agent_never_ran, outlier_pass
-from envqa.probes.cross_trial.verifier_errors import verifier_error
 from envqa.probes.cross_trial.steps import copied_values, looked_at_tests, tampering
 from envqa.probes.cross_trial.text import (
     Difference,
@@ -38,7 +37,7 @@ from envqa.probes.cross_trial.text import (
     failure_subject,
     same_message,
 )
-from envqa.probes.cross_trial.verifier_errors import verifier_errors_everywhere
+from envqa.probes.cross_trial.verifier_errors import verifier_error, verifier_errors_everywhere
 
 EMPTY_AGENTS = frozenset({"nop"})  # an agent that does nothing: what it fails is the task's fail-to-pass set
 NOT_POOL = EMPTY_AGENTS | {"oracle"}  # the reference solution and the empty agent are not in the pool
