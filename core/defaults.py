@@ -604,3 +604,37 @@ dataset, reported once for the dataset instead of on each task (app/dataset_conv
 
 DATASET_CONVENTION_MIN_TASKS = 5
 """... and on at least this many tasks: three tasks of five agreeing is a coincidence, not a convention."""
+
+ASSERTION_MAX_CALL_DEPTH = 4
+"""Helper calls the assertion model follows from a test into the checks they hold (core/task_model/assertion_python.py)."""
+
+ASSERTION_MAX_DEPTH = 8
+"""Nested resolutions of one value in the assertion model: a constant naming a constant naming a helper's return
+(core/task_model/assertion_scope.py)."""
+
+ASSERTION_MAX_NODES = 600
+"""An expanded expression larger than this is left unexpanded (a table of literal cases stays as written)."""
+
+ASSERTION_MAX_EXPANSIONS = 300
+"""Resolutions one top-level value may take: names that feed names grow as a product; past this the rest is left
+as written, which only loses how far back a value is followed."""
+
+ASSERTION_COPY_BUDGET = 20_000
+"""Nodes all expansions of one version's tests may copy: past this, values are left as written (qa lint's 2 s a task)."""
+
+TESTED_TERMS_MAX_DOC_BYTES = 200_000
+"""The largest document an instruction points to that is read for the terms the tests require
+(core/task_model/tested_terms.py)."""
+
+TESTED_TERMS_MAX_DOCS = 20
+"""Documents read per task for those terms."""
+
+TESTED_TERMS_MAX_WALK = 2000
+"""Files listed when looking for a document the instruction names."""
+
+TESTED_TERMS_MIN_KEY_CHARS = 2
+"""`id`, `ok`, `x`: a key this short is a convention, not a name the instruction must give."""
+
+OUTCOME_WEAK_CHARS = 2
+"""A substring this short (or a number of this many digits) is in most outputs: `check-does-not-measure-outcome`
+(probes/static/outcome_checks.py), weak-substring."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field, replace
 
+from envqa.core.defaults import ASSERTION_MAX_CALL_DEPTH as MAX_CALL_DEPTH
 from envqa.core.defaults import TEST_MODEL_CODE_CHARS as CODE_MAX
 from envqa.core.task_model.assertion_conditions import OPS, call_condition, compared, single
 from envqa.core.task_model.assertion_kinds import self_report
@@ -28,7 +29,6 @@ from envqa.core.task_model.assertions import Assertion, Expected, Hop, Observed
 from envqa.core.task_model.cases import _is_test_class
 from envqa.core.task_model.tests_reader import TestsModel
 
-MAX_CALL_DEPTH = 4
 FAIL_CALLS = {"fail", "exit", "_exit", "quit", "abort"}
 INVERSE = {
     "==": "!=",

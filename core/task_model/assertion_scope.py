@@ -12,17 +12,19 @@ several values (a parametrize argument, a loop over literal cases) becomes a mar
 from __future__ import annotations
 
 import ast
-import copy
 import sys
 from dataclasses import dataclass, field
+from typing import TypeVar
 
+from envqa.core.defaults import ASSERTION_COPY_BUDGET as COPY_BUDGET
+from envqa.core.defaults import ASSERTION_MAX_DEPTH as MAX_DEPTH
+from envqa.core.defaults import ASSERTION_MAX_EXPANSIONS as MAX_EXPANSIONS
+from envqa.core.defaults import ASSERTION_MAX_NODES as MAX_NODES
 from envqa.core.defaults import TEST_MODEL_CODE_CHARS as CODE_MAX
 from envqa.core.task_model.assertions import Hop
 from envqa.core.task_model.cases import _decorated, _functions
 from envqa.core.task_model.files import TestFile
 
-MAX_DEPTH = 8  # nested resolutions (a constant naming a constant naming a helper's return ...)
-MAX_NODES = 4000  # an expanded tree larger than this is left unexpanded (a table of literal cases stays)
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 Body = Function | ast.Module  # a plain script's module level is read as its body
 SCOPES = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp, ast.Lambda)
@@ -156,6 +158,23 @@ def _targets(target: ast.AST, value: ast.AST, line: int, how: str) -> list[tuple
     return []
 
 
+_T = TypeVar("_T")
+
+
+def _copy(node: _T) -> _T:
+    """A copy of an expression tree: its fields copied, the readers' own marks on a node (`_hops`, `_values`,
+    positions) shared. `copy.deepcopy` also followed every mark into whatever it held, and one test file took
+    minutes."""
+    if isinstance(node, ast.AST):
+        new = node.__class__()
+        for key, value in node.__dict__.items():
+            setattr(new, key, _copy(value) if key in node._fields else value)
+        return new
+    if isinstance(node, list):
+        return [_copy(x) for x in node]  # type: ignore[return-value]
+    return node
+
+
 class Expander:
     """Expands expressions of the tests' modules (see the module docstring); fixtures looked up in the test's
     own file first, then in any conftest.py."""
@@ -164,13 +183,16 @@ class Expander:
         self.modules = modules  # by import name
         self.by_file = {m.file.rel: m for m in modules.values()}
         self._locals: dict[int, list[tuple[int, str, ast.AST, str]]] = {}
-        self._sizes: dict[int, int] = {}
+        self._sizes: dict[int, tuple[ast.AST, int]] = {}
+        self.steps = 0  # resolutions taken for the current top-level value (MAX_EXPANSIONS)
+        self.copied = 0  # nodes copied by every expansion so far (COPY_BUDGET)
 
     def size(self, node: ast.AST) -> int:
         """How many nodes a held tree has (counted once; a node built during expansion is counted each time)."""
-        if id(node) not in self._sizes:
-            self._sizes[id(node)] = sum(1 for _ in ast.walk(node))
-        return self._sizes[id(node)]
+        held = self._sizes.get(id(node))
+        if held is None or held[0] is not node:  # the node is kept with its count, so its id is never reused
+            held = self._sizes[id(node)] = (node, sum(1 for _ in ast.walk(node)))
+        return held[1]
 
     def locals_of(self, fn: ast.AST) -> list[tuple[int, str, ast.AST, str]]:
         if id(fn) not in self._locals:
@@ -217,9 +239,12 @@ class Expander:
 
     def expand(self, node: ast.AST, frame: Frame, hops: list[Hop], depth: int = 0) -> ast.AST:
         """A copy of `node` with each name replaced by what it stands for; `hops` gets each step."""
-        if depth > MAX_DEPTH or self.size(node) > MAX_NODES:
+        self.steps = 0 if depth == 0 else self.steps + 1
+        size = self.size(node)
+        self.copied += size
+        if depth > MAX_DEPTH or self.steps > MAX_EXPANSIONS or size > MAX_NODES or self.copied > COPY_BUDGET:
             return node  # a table too large to carry (a 200 KB literal) is left as written, never copied
-        out = _Rewriter(self, frame, hops, depth).visit(copy.deepcopy(node))
+        out = _Rewriter(self, frame, hops, depth).visit(_copy(node))
         return out if sum(1 for _ in ast.walk(out)) <= MAX_NODES else node
 
 
@@ -250,8 +275,12 @@ class _Rewriter(ast.NodeTransformer):
     def resolve(self, name: str, node: ast.AST) -> ast.AST:
         f = self.frame
         if name in f.bound:
-            self.hops += getattr(f.bound[name], "_hops", [])
-            return copy.deepcopy(f.bound[name])
+            value = f.bound[name]
+            self.hops += getattr(value, "_hops", [])
+            self.ex.copied += self.ex.size(value)
+            if self.ex.copied > COPY_BUDGET or self.ex.size(value) > MAX_NODES:
+                return marker(name)  # past the budget the argument stands for itself
+            return _copy(value)
         if f.fn is not None:
             found = self._local(name, f)
             if found is not None:
@@ -270,7 +299,7 @@ class _Rewriter(ast.NodeTransformer):
         if self.ex.size(value) > MAX_NODES:
             return marker(name)  # too large to carry: the name stands for itself
         if how == "import":
-            return copy.deepcopy(value)
+            return _copy(value)
         at = Frame(f.module, f.fn, f.cls, f.bound, line)
         self.hops.append(f.module.hop("loop" if how.startswith("loop") else "assign", value, name))
         expanded = self._sub(value, at)

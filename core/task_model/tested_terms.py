@@ -19,6 +19,10 @@ from pathlib import Path, PurePosixPath
 from envqa.core.consistency.compare import UNSTATED, Mismatch
 from envqa.core.consistency.guards import TaskFacts, config_path, system_path
 from envqa.core.consistency.model import Requirement
+from envqa.core.defaults import TESTED_TERMS_MAX_DOC_BYTES as MAX_DOC_BYTES
+from envqa.core.defaults import TESTED_TERMS_MAX_DOCS as MAX_DOCS
+from envqa.core.defaults import TESTED_TERMS_MAX_WALK as MAX_WALK
+from envqa.core.defaults import TESTED_TERMS_MIN_KEY_CHARS as MIN_KEY_CHARS
 from envqa.core.environment import Environment
 from envqa.core.task_model.assertions import Assertion
 from envqa.core.task_model.provenance import Provenance
@@ -29,10 +33,6 @@ KEYED = ("output_file", "stdout", "value")
 DOC_NAME = re.compile(
     r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?:md|txt|rst|json|ya?ml|toml|html|proto|graphql|ini|csv))\b"
 )
-MAX_DOC_BYTES = 200_000
-MAX_DOCS = 20
-MAX_WALK = 2000
-MIN_KEY_CHARS = 2  # `id`, `ok`, `x`: a key so short is a convention, not a name the instruction must give
 FLAG = re.compile(r"^--?([A-Za-z][\w-]*)(?:=.*)?$")
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 
+from envqa.core.defaults import OUTCOME_WEAK_CHARS as WEAK_CHARS
 from envqa.core.environment import Environment
 from envqa.core.models import Finding
 from envqa.core.task_model.assertions import Assertion
@@ -30,7 +31,6 @@ from envqa.core.task_model.model import model_of
 
 RULE = "check-does-not-measure-outcome"
 COMMON_WORDS = {"ok", "okay", "done", "success", "successful", "pass", "passed", "true", "yes", "finished", "complete"}
-WEAK_CHARS = 2  # a substring this short (or a number of this many digits) is in most outputs
 OUTPUTS = ("stdout", "stderr", "output_file")
 PINNING = ("literal", "file", "computed", "threshold", "agent_output")  # an expectation that pins the value
 NEGATIVE_OPS = {"not in", "!=", "not match", "not matches", "absent"}
