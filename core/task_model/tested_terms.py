@@ -94,8 +94,9 @@ def agents_program(program: str | None, facts: TaskFacts, provenance: Provenance
     holds (whose source states its flags), and the instruction or the reference solution names it."""
     if not program or "$" in program:
         return False
-    if not program.startswith("/"):  # a bare name: the agent's only when the oracle installs it by that name
-        return bool(re.search(r"/" + re.escape(program) + r"\b", facts.oracle_text)) and not facts.in_image(program)
+    if not program.startswith("/"):  # a bare name: the agent's only when the oracle writes a program by that name
+        written = any(PurePosixPath(w).name == program for w in facts.oracle_writes)  # not `/etc/<name>/` of a package
+        return written and not facts.in_image(program)
     path = provenance.absolute(program)
     if system_path(path) or config_path(path) or facts.test_owned(path) or provenance.origin(path).in_image:
         return False

@@ -31,7 +31,9 @@ from envqa.core.task_model.model import model_of
 
 RULE = "check-does-not-measure-outcome"
 COMMON_WORDS = {"ok", "okay", "done", "success", "successful", "pass", "passed", "true", "yes", "finished", "complete"}
-OUTPUTS = ("stdout", "stderr", "output_file")
+# Where a short substring passes on unrelated text: a program's printed output (an error message, a usage line). A
+# file the agent writes is structured by the task (columns, fields), and a short name in it is not weak by itself.
+OUTPUTS = ("stdout", "stderr")
 PINNING = ("literal", "file", "computed", "threshold", "agent_output")  # an expectation that pins the value
 NEGATIVE_OPS = {"not in", "!=", "not match", "not matches", "absent"}
 
@@ -91,13 +93,15 @@ def _self_report(a: Assertion, records: list[Assertion]) -> bool:
     outcome another way."""
     if a.observes.kind != "self_report" or a.expected.kind in ("computed", "agent_output", "file") or _negative(a):
         return False
+    if a.observes.path is not None:  # a field of a file the agent writes is the output, not a claim about it
+        return False
     return not any(_pins(b) for b in _in_test(a, records))
 
 
 def case_of(a: Assertion, records: list[Assertion]) -> str | None:
     """The case a check is (source-text, method, weak-substring, self-report), or None when it measures the
     outcome as far as the record shows."""
-    if a.observes.kind == "source_text" and a.expected.kind not in ("exists", "unknown"):
+    if a.observes.kind == "source_text" and (a.expected.kind == "pattern" or a.op in ("in", "not in")):
         return "method" if _negative(a) else "source-text"
     if a.observes.kind == "shell_history":
         return "method"
