@@ -608,6 +608,11 @@ DATASET_CONVENTION_MIN_TASKS = 5
 ASSERTION_MAX_CALL_DEPTH = 4
 """Helper calls the assertion model follows from a test into the checks they hold (core/task_model/assertion_python.py)."""
 
+ASSERTION_MAX_HELPER_SITES = 100
+"""Helper call sites the assertion model follows in one version's tests (each gives its checks once per site).
+Helpers that call helpers fan out as a product: one corpus test file reached 116,000 sites and four minutes; the
+checks past this are not recorded, which costs only duplicates of checks already read from earlier sites."""
+
 ASSERTION_MAX_DEPTH = 8
 """Nested resolutions of one value in the assertion model: a constant naming a constant naming a helper's return
 (core/task_model/assertion_scope.py)."""

@@ -20,6 +20,7 @@ import ast
 from dataclasses import dataclass, field, replace
 
 from envqa.core.defaults import ASSERTION_MAX_CALL_DEPTH as MAX_CALL_DEPTH
+from envqa.core.defaults import ASSERTION_MAX_HELPER_SITES as MAX_HELPER_SITES
 from envqa.core.defaults import TEST_MODEL_CODE_CHARS as CODE_MAX
 from envqa.core.task_model.assertion_conditions import OPS, call_condition, compared, single
 from envqa.core.task_model.assertion_kinds import self_report
@@ -56,7 +57,18 @@ class _Ctx:
 
 def _fails(body: list[ast.stmt]) -> bool:
     """Whether a block fails the check: a raise, `pytest.fail(...)`, `sys.exit` / `exit` with a non-zero literal
-    status or a message (`sys.exit(main())` passes on a status nobody reads here: main's own checks count)."""
+    status or a message (`sys.exit(main())` passes on a status nobody reads here: main's own checks count).
+    Kept on the block's first statement (a mark, like `_values`): a helper read at every call site asks again."""
+    if not body:
+        return False
+    known = getattr(body[0], "_fails", None)
+    if known is None or known[0] != len(body):
+        known = (len(body), _block_fails(body))
+        body[0]._fails = known  # type: ignore[attr-defined]
+    return known[1]
+
+
+def _block_fails(body: list[ast.stmt]) -> bool:
     for n in (x for st in body for x in ast.walk(st)):
         if isinstance(n, ast.Raise):
             return True
@@ -91,6 +103,7 @@ class _Reader:
         self.out: list[Assertion] = []
         self._holds: dict[int, bool] = {}
         self._fixtures_read: set[int] = set()
+        self.helper_sites = 0  # helper call sites followed so far (MAX_HELPER_SITES)
 
     def read(self) -> list[Assertion]:
         for m in self.modules.values():
@@ -250,6 +263,9 @@ class _Reader:
         """A call to a helper that holds checks: its checks, once for this call site, with its arguments."""
         found = self.ex.function(call.func, ctx.frame)
         if found is None or ctx.depth >= MAX_CALL_DEPTH or not self.holds_checks(found[1], found[0], found[2]):
+            return
+        self.helper_sites += 1
+        if self.helper_sites > MAX_HELPER_SITES:  # helpers calling helpers fan out as a product: stop, never hang
             return
         m, fn, cls = found
         hops: list[Hop] = []
