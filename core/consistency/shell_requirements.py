@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from envqa.core.consistency.model import URLISH, Requirement
-from envqa.core.parsers.shell import HEREDOC, Command, blank_heredocs, parse_script
+from envqa.core.parsers.shell import FILE_TESTS, HEREDOC, Command, blank_heredocs, parse_script
 
 HASHERS = {"sha256sum", "sha1sum", "sha512sum", "md5sum", "cksum", "b2sum", "shasum", "sum"}
 READERS = {
@@ -42,7 +42,6 @@ READERS = {
 }
 WRITERS = {"mkdir", "touch", "rm", "tee", "chmod", "chown", "ln", "install", "truncate", "rmdir"}
 TESTS = {"test", "[", "[["}
-FILE_TESTS = {"-f", "-e", "-d", "-s", "-r", "-w", "-x", "-L", "-h", "-O", "-G", "-p", "-S"}
 USER_CMDS = {
     "su": None,
     "runuser": "-u",

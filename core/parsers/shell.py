@@ -55,6 +55,11 @@ SHELLS = {"sh", "bash", "dash", "zsh", "ash"}
 BLOCK_OPEN = {"if", "case", "while", "until", "for", "{"}
 BLOCK_CLOSE = {"fi", "esac", "done", "}"}
 FALSE_WORDS = {"false", "/bin/false", "/usr/bin/false"}
+# `test` / `[` file operators and what each asks of the path (one table: the assertion model and the consistency
+# requirements both read it).
+FILE_TESTS = {"-f": "exists", "-e": "exists", "-d": "exists", "-s": "non-empty", "-r": "exists", "-x": "executable"}
+FILE_TESTS |= {"-L": "exists", "-h": "exists", "-w": "exists", "-p": "exists", "-S": "exists", "-O": "exists"}
+FILE_TESTS |= {"-G": "exists"}
 
 
 @dataclass

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from envqa.core.defaults import TEST_MODEL_CODE_CHARS
-from envqa.core.parsers.shell import Command
+from envqa.core.parsers.shell import FILE_TESTS, Command
 from envqa.core.task_model.assertions import Assertion, Expected, Hop, Observed
 from envqa.core.task_model.files import TestFile
 from envqa.core.task_model.shell_operands import (
@@ -45,8 +45,6 @@ SETUP = {
 PROBES = {"command", "which", "type", "hash", "pgrep", "id", "getent"}
 RUNNERS = {"python", "python3", "bash", "sh", "node", "ruby", "perl", "timeout", "env", "uv", "run", "exec", "sudo"}
 PYTEST = {"pytest", "py.test"}
-FILE_TESTS = {"-f": "exists", "-e": "exists", "-d": "exists", "-s": "non-empty", "-r": "exists", "-x": "executable"}
-FILE_TESTS |= {"-L": "exists", "-h": "exists", "-w": "exists", "-p": "exists", "-S": "exists"}
 NUMERIC = {"-eq": "==", "-ne": "==", "-lt": "<", "-le": "<=", "-gt": ">", "-ge": ">="}
 FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
 REGEX_META = re.compile(r"[.\[\]()*+?{}|\\^$]")

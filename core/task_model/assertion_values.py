@@ -15,6 +15,8 @@ import builtins
 import shlex
 from dataclasses import dataclass, field
 
+from envqa.core.registry.source_suffixes import SOURCE_CODE_SUFFIXES
+
 NOT_LITERAL = object()
 STR_METHODS = {
     "strip",
@@ -63,24 +65,6 @@ LISTINGS = {"listdir", "scandir", "glob", "iglob", "iterdir", "rglob", "walk"}
 EXISTENCE = {"exists", "is_file", "isfile", "is_dir", "isdir", "access", "lexists", "is_symlink", "islink"}
 NETWORK = {"urlopen", "get", "post", "put", "head", "request", "create_connection", "connect_ex"}
 NET_OWNERS = {"requests", "httpx", "request", "urllib", "socket", "session", "client", "s"}
-SOURCE_SUFFIXES = (
-    ".py",
-    ".c",
-    ".cc",
-    ".cpp",
-    ".cxx",
-    ".h",
-    ".hpp",
-    ".rs",
-    ".go",
-    ".js",
-    ".ts",
-    ".java",
-    ".rb",
-    ".pl",
-    ".sh",
-    ".ipynb",
-)
 HISTORY = ("bash_history", "zsh_history", "python_history", "/history", "fish_history")
 
 
@@ -381,7 +365,7 @@ def keys(node: ast.AST) -> list[str]:
 
 
 def is_source_file(path: str | None) -> bool:
-    return bool(path) and path.endswith(SOURCE_SUFFIXES) and not path.startswith("/tests")  # type: ignore[union-attr]
+    return bool(path) and path.endswith(SOURCE_CODE_SUFFIXES) and not path.startswith("/tests")  # type: ignore[union-attr]
 
 
 def is_history(path: str | None) -> bool:

@@ -20,7 +20,7 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 
-from envqa.core.parsers.shell import Command, parse_script
+from envqa.core.parsers.shell import FILE_TESTS, Command, parse_script
 from envqa.core.task_model.files import TestFile
 
 RUNNERS = {"python", "python3", "bash", "sh", "node", "ruby", "perl", "timeout", "env", "uv", "run"}
@@ -322,7 +322,7 @@ def _bracket_test(shape: Shape, cmd: Command, rel: str) -> None:
             shape.literals.setdefault(b if "$" in a else a, cmd.evidence(rel))
         elif "$" in a:
             shape.computed.append(cmd.evidence(rel))
-    elif body and body[0] in ("-f", "-e", "-s", "-d", "-r", "-x"):
+    elif body and body[0] in FILE_TESTS:
         shape.exists.append(cmd.evidence(rel))
     elif body:
         shape.computed.append(cmd.evidence(rel))

@@ -19,36 +19,9 @@ import re
 from pathlib import Path
 
 from envqa.core.parsers.python_code import is_python_code
+from envqa.core.registry.source_suffixes import SOURCE_CODE_SUFFIXES
 from envqa.core.task_model.verifier_text import feeds_regex_engine
 
-UNPARSED_CODE_SUFFIXES = (
-    ".c",
-    ".h",
-    ".cc",
-    ".cpp",
-    ".hpp",
-    ".rs",
-    ".go",
-    ".js",
-    ".ts",
-    ".java",
-    ".rb",
-    ".pl",
-    ".lua",
-    ".php",
-    ".cs",
-    ".kt",
-    ".swift",
-    ".scala",
-    ".hs",
-    ".ml",
-    ".s",
-    ".asm",
-    ".sql",
-    ".r",
-    ".py",
-    ".sh",
-)
 # What a regular expression has and prose or numbers do not.
 REGEX_FEATURES = (
     re.compile(r"\\[dDwWsSbB]"),
@@ -113,7 +86,7 @@ def code_kind(path: str, data: bytes, executable: bool, tests: str = "", traced:
         return "python"
     if _regex(text, path, tests):
         return "regular expression"
-    if path.endswith(UNPARSED_CODE_SUFFIXES):
+    if path.endswith(SOURCE_CODE_SUFFIXES):
         return "source by name"
     return None
 
