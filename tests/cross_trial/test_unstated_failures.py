@@ -10,8 +10,11 @@ import json
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from envqa.app.analyze import analyze
+from envqa.app.analyze_output import print_text
+from envqa.app.report_html.analyze import render_analyze_html
 from envqa.core.config import load_config
 from envqa.core.imported import ImportedTrial, TestOutcome
 from envqa.core.models import Outcome
@@ -162,6 +165,11 @@ def test_a_panel_failing_on_an_unstated_flag_is_ambiguity_citing_instruction_che
     assert t["no_pass"]["evidence"].startswith(f"{RULE}: "), t["no_pass"]  # the failures, before the static finding
     assert sorted(t["no_pass"]["trials"]) == names
     assert doc["look_first"][0]["rule"] == RULE and sorted(doc["look_first"][0]["trials"]) == names
+    console = Console(record=True, width=300)
+    print_text(doc, console)
+    text, html = console.export_text(), render_analyze_html(doc)
+    assert f"failed trial {names[0]} (" in text and "): ambiguity: test_outputs.py::test_limit: the check at" in text
+    assert 'class="badge kind-ambiguity">ambiguity</span>' in html and f"{RULE}</code>" in html
 
 
 def test_the_clean_look_alike_states_the_flag_the_same_failures_are_capability_and_hard(tmp_path):
