@@ -32,6 +32,7 @@ from envqa.probes.cross_trial.verifier_errors import verifier_error
 RULE = "failures-on-unstated-requirement"
 FAILED = ("failed", "error")
 KINDS = ("capability", "ambiguity", "brittleness", "infra")
+REFERENCE = {"oracle", "nop"}  # the reference solution and the empty agent: not attempts (probe.py NOT_POOL)
 WHAT = {"flag": "option", "key": "key", "exec": "program", "output": "output", "user": "user name", "url": "URL"}
 UNITTEST = re.compile(r"^(?P<fn>\w+) \((?P<mod>[\w.]+)\)$")  # unittest's "test_foo (test_mod.Case)"
 
@@ -118,10 +119,9 @@ def failure_kinds(task: TaskTrials) -> list[dict] | None:
     without a task model (no --tasks): a failure not held against the checks has no kind to give."""
     if task.checks is None:
         return None
-    pool = task.pool()
     out = []
-    for tid, t in sorted(task.trials.items(), key=lambda kv: kv[1].trial_name):
-        if t.outcome == Outcome.PASS or (tid not in pool and t.outcome != Outcome.INFRA):
+    for _, t in sorted(task.trials.items(), key=lambda kv: kv[1].trial_name):
+        if t.outcome == Outcome.PASS or t.agent in REFERENCE:
             continue
         kind, why = classify(t, task.checks)
         out.append({"trial": t.trial_name, "group": t.agent_model, "kind": kind, "why": why[:240]})
