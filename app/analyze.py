@@ -4,7 +4,8 @@ Harbor jobs and `tb run` folders are read (core/readers), each trial matched to 
 `--tasks`, to the task folders of that dataset, with stale trials apart), and per task the cross-trial rules and
 pass@1 per agent/model against the band are computed (probes/cross_trial/report.py). With `--tasks`, the trials
 are also stored, as solver trials of each task's version (source = imported; stored once, so analysing the same
-folders again adds nothing), and each task's static findings (`qa lint`'s, warning and above) join its triage.
+folders again adds nothing), each task's static findings (`qa lint`'s, warning and above) join its triage, and
+each failing test is read against its checks in the task model (probes/cross_trial/failures.py).
 The result is one JSON-able document; app/analyze_output.py renders it.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import structlog
@@ -26,6 +28,7 @@ from envqa.core.layout import RunLayout
 from envqa.core.models import Finding, Severity
 from envqa.core.readers import iter_runs
 from envqa.core.readers.harbor_job import read_job
+from envqa.core.task_model.unstated_checks import TestChecks
 from envqa.graphs.imported import keep_files
 from envqa.probes.cross_trial.no_pass import no_pass_table
 from envqa.probes.cross_trial.probe import TaskTrials, cross_trial_findings
@@ -97,13 +100,24 @@ def never_ran(trials: list[ImportedTrial]) -> list[dict]:
     return [{"group": g, "trials": len(ns), "examples": ns[:3]} for g, ns in sorted(out.items())]
 
 
-def _task_context(task_dir: Path | None) -> tuple[str, set[str], list[Finding]]:
-    """The instruction, the verifier's tools and the static findings (warning or above: what `qa lint` would
-    report) of a task on disk, so one triage holds what the files and the trials say; ("", set(), []) when there
-    is none or it is unreadable (the rules then work from the trials alone)."""
+@dataclass
+class TaskContext:
+    """What a task on disk gives its triage: the instruction, the verifier's tools, the static findings (warning or
+    above: what `qa lint` would report) and each test's checks with what they require unstated (the failures are
+    read against them: probes/cross_trial/failures.py); empty, checks None, when there is no task or it is
+    unreadable (the rules then work from the trials alone)."""
+
+    instruction: str = ""
+    tools: set[str] = field(default_factory=set)
+    static: list[Finding] = field(default_factory=list)
+    checks: dict[str, TestChecks] | None = None
+
+
+def _task_context(task_dir: Path | None) -> TaskContext:
     if task_dir is None:
-        return "", set(), []
+        return TaskContext()
     from envqa.core.environment import load_environment
+    from envqa.core.task_model.unstated_checks import checks_by_test
     from envqa.probes.cross_trial.qa import verifier_tools
     from envqa.probes.static.task_schema import lint_findings
 
@@ -111,9 +125,14 @@ def _task_context(task_dir: Path | None) -> tuple[str, set[str], list[Finding]]:
         env = load_environment(task_dir)
     except (EnvQAError, OSError, ValueError) as e:
         log.warning("analyze.task_unreadable", task=str(task_dir), error=str(e)[:200])
-        return "", set(), []
+        return TaskContext()
     static = [f for f in lint_findings(env) if f.severity != Severity.INFO]
-    return env.instruction, verifier_tools(env), static
+    try:
+        checks = checks_by_test(env)
+    except (EnvQAError, OSError, ValueError) as e:  # the static findings stand; the failures go unread
+        log.warning("analyze.checks_unread", task=str(task_dir), error=str(e)[:200])
+        checks = None
+    return TaskContext(env.instruction, verifier_tools(env), static, checks)
 
 
 def triage_matching(matching: Matching, config: QAConfig, count_stale: bool = False) -> list[dict]:
@@ -122,11 +141,15 @@ def triage_matching(matching: Matching, config: QAConfig, count_stale: bool = Fa
     out = []
     for name, m in sorted(matching.tasks.items()):
         counted = m.current + (m.stale if count_stale else [])
-        instruction, tools, static = _task_context(m.task_dir)
+        ctx = _task_context(m.task_dir)
         task = TaskTrials(
-            task=name, trials={imported_trial_id(t): t for t in counted}, instruction=instruction, verifier_tools=tools
+            task=name,
+            trials={imported_trial_id(t): t for t in counted},
+            instruction=ctx.instruction,
+            verifier_tools=ctx.tools,
+            checks=ctx.checks,
         )
-        found = cross_trial_findings(task) + static
+        found = cross_trial_findings(task) + ctx.static
         triage = task_triage(
             task, band, stale=[] if count_stale else m.stale, confidence=sw.report_confidence, findings=found
         )

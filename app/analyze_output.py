@@ -2,9 +2,9 @@
 the markdown between stop-commands markers), from the one document app/analyze.py builds.
 
 Per task: the verdict, pooled pass@1 against the band, pass@1 per agent/model with its Wilson interval, the
-findings with their evidence, and the per-test table (test x agent: failures and fails-alone counts). Text an
-agent or a harness wrote (evidence, messages) is escaped for the medium: no rich markup, no table-breaking pipe,
-no workflow command.
+findings with their evidence, each failed trial's cause (with --tasks), and the per-test table (test x agent:
+failures and fails-alone counts). Text an agent or a harness wrote (evidence, messages) is escaped for the medium:
+no rich markup, no table-breaking pipe, no workflow command.
 """
 
 from __future__ import annotations
@@ -153,6 +153,9 @@ def _print_task(t: dict, console: Console) -> None:
         console.print(f"  [bold]{f['rule']}[/] ({f['severity']}): {escape(f['message'])}", soft_wrap=True)
         for e in f["evidence"][:4]:
             console.print(f"      {escape(e.splitlines()[0][:300] if e else e)}", soft_wrap=True, highlight=False)
+    for x in t.get("failures") or []:
+        line = f"failed trial {x['trial']} ({x['group']}): {x['kind']}: {x['why']}"
+        console.print(f"  {escape(line)}", soft_wrap=True, highlight=False)
     for line in t.get("coverage", []):
         console.print(f"  [dim]short of evidence:[/] {escape(line)}", soft_wrap=True, highlight=False)
     rows = _alone_rows(t)

@@ -546,6 +546,10 @@ values with one shared by a few is a hard task, not a second reading."""
 CROSS_TRIAL_MISSING_SHARE = 0.9
 """A path the verifier reports missing in at least this share of failed trials (with verifier output), across
 two agents and CROSS_TRIAL_MIN_AGENTS agent/models: the test looks for a file no agent wrote, a name the task never gave them."""
+CROSS_TRIAL_UNSTATED_SHARE = 0.5
+"""failures-on-unstated-requirement (issue 53 item 3): the checks requiring one unstated term must account for at
+least this share of the failed trials (most of them); the setups they span are sized to the panel
+(probes/cross_trial/evidence.py, `unstated-setups`)."""
 CROSS_TRIAL_MISSING_MIN_FAILED = 8
 """Failed trials with verifier output a missing-file finding needs at the least: fewer say nothing about "nearly
 every failure"."""

@@ -132,6 +132,16 @@ NEEDS: dict[str, Need] = {
             "the verifier itself failing (an import, a missing tool) the same way in every setup is not the agents",
         ),
         Need(
+            "failures-on-unstated-requirement",
+            "unstated-setups",
+            "setups failing a check that requires a term the instruction does not state",
+            CROSS_TRIAL_MIN_AGENTS,
+            2,
+            "setups",
+            "every setup of a small panel failing where the check wants what the instruction never says is the task; "
+            "one setup failing there is its own reading",
+        ),
+        Need(
             "outlier-pass",
             "outlier-setups",
             "agent/models in the pool",

@@ -9,9 +9,10 @@ proves were shortcuts do not count) is one kind, tried in this order, with the e
 - `verifier-error`: nearly every failure, in every setup that failed, is an error in the verifier itself (a
   module it cannot import, a tool not found: probes/cross_trial/verifier_errors.py);
 - `exploit-only`: the only passes are shortcuts (copied-verifier-values, trajectory-tampers-verifier);
-- `underspecified`: a finding labelled ambiguity (warning or above) holds the failures against the task: today
-  the cross-trial rules' converging values or missing file; the failures read against the assertion model
-  (issue 53 item 3) add theirs through the same label, so nothing here changes when they land;
+- `underspecified`: a finding labelled ambiguity (warning or above) holds the failures against the task: the
+  cross-trial rules' converging values or missing file, and the failures read against the assertion model
+  (failures-on-unstated-requirement, probes/cross_trial/failures.py); one that cites trials is the evidence
+  before a static one read from the files alone;
 - `hard`: none of the above: a stated requirement, failed in varied honest attempts (the distinct failing tests
   and messages are counted, so a reader sees whether the attempts were varied or too few to say).
 """
@@ -107,7 +108,10 @@ def no_pass_kind(
         return _kind(
             "exploit-only", f"all {len(passes)} pass(es) are shortcuts a trajectory shows", [pool[i] for i in passes]
         )
-    ambiguous = next((f for f in raised if str(f.label) in UNDERSPECIFIED_LABELS), None)
+    ambiguous = next(  # a finding that holds the failures (it cites trials) before one read from the files alone
+        iter(sorted((f for f in raised if str(f.label) in UNDERSPECIFIED_LABELS), key=lambda f: not f.trial_ids)),
+        None,
+    )
     if ambiguous is not None:
         return _kind(
             "underspecified",

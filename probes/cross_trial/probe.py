@@ -11,6 +11,8 @@ Harbor jobs and `tb run` folders, and qa's own solver trials read into the same 
   on the same test.
 - `copied-verifier-values` / `trajectory-tampers-verifier`: a passing trajectory copied values out of the
   verifier's output, or wrote the verifier's files (probes/cross_trial/steps.py), with step ids.
+- `failures-on-unstated-requirement`: with the task model (--tasks), most failed trials in enough setups fail
+  checks requiring a term the instruction never states (probes/cross_trial/failures.py).
 - `outlier-pass`: one agent passes what every other agent of the pool fails (info: review this pass).
 - `agent-never-ran`: a harness problem, never in a pass rate (info).
 Each finding cites its trials (`trial_ids`) and quotes the tests and steps it rests on (`evidence`).
@@ -25,7 +27,9 @@ from dataclasses import dataclass, field
 from envqa.core.defaults import CROSS_TRIAL_ALONE_SHARE, CROSS_TRIAL_CONVERGING_SHARE, CROSS_TRIAL_NEAR_CEILING
 from envqa.core.imported import ImportedTrial
 from envqa.core.models import Finding, Outcome, Severity
+from envqa.core.task_model.unstated_checks import TestChecks
 from envqa.probes.cross_trial.evidence import Coverage, Panel
+from envqa.probes.cross_trial.failures import failures_on_unstated_requirement
 from envqa.probes.cross_trial.missing import verifier_wants_missing_file
 from envqa.probes.cross_trial.pool_rules import agent_never_ran, outlier_pass
 from envqa.probes.cross_trial.steps import copied_values, looked_at_tests, tampering
@@ -58,6 +62,7 @@ class TaskTrials:
     instruction: str = ""
     verifier_tools: set[str] = field(default_factory=set)
     coverage: Coverage = field(default_factory=Coverage)  # the needs that fell short (probes/cross_trial/evidence.py)
+    checks: dict[str, TestChecks] | None = None  # the task model's tests (--tasks): probes/cross_trial/failures.py
 
     def pool(self) -> dict[str, ImportedTrial]:
         """The measured trials of real agents: not infra, not the oracle or the empty agent."""
@@ -370,6 +375,7 @@ RULES = (
     converging_wrong_answers,
     verifier_wants_missing_file,
     verifier_errors_everywhere,
+    failures_on_unstated_requirement,
     verifier_shortcuts,
     outlier_pass,
     agent_never_ran,

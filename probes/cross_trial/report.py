@@ -5,7 +5,8 @@ against the band, the cross-trial findings, the per-test table and the harness p
 so the two ways in read alike. The verdict follows a dataset run's: findings (not info) -> "findings", a pooled
 pass@1 outside the band -> "out_of_band", nothing measured -> "incomplete", else "clean". `panel` is the pool's
 size and `coverage` what the rules that stayed quiet lacked (probes/cross_trial/evidence.py): on a small panel a
-quiet task may only be a task too few trials could speak to.
+quiet task may only be a task too few trials could speak to. `failures` (with the task model: --tasks) is each
+failed trial's kind, capability / ambiguity / brittleness / infra, and why (probes/cross_trial/failures.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from envqa.core.imported import ImportedTrial
 from envqa.core.models import Finding, Outcome, Severity
 from envqa.core.stats import band_of_point, summarize
 from envqa.core.verdicts import combined_exit, exit_code
+from envqa.probes.cross_trial.failures import failure_kinds
 from envqa.probes.cross_trial.no_pass import no_pass_kind
 from envqa.probes.cross_trial.probe import NOT_POOL, TaskTrials, cross_trial_findings, per_test_table
 
@@ -93,6 +95,7 @@ def task_triage(
         "panel": asdict(panel),
         "coverage": task.coverage.lines(panel, {f.rule for f in found}),
         "no_pass": no_pass_kind(task.trials, task.pool(), found),
+        "failures": failure_kinds(task),
         "verdict": verdict(found, pool),
     }
 

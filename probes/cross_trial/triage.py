@@ -20,6 +20,7 @@ EVIDENCE_RANK = {  # how strongly a rule's evidence shows the flaw: trajectory s
     "copied-verifier-values": 4,
     "verifier-wants-missing-file": 3,
     "converging-wrong-answers": 3,
+    "failures-on-unstated-requirement": 3,
     "test-fails-alone": 2,
     "outlier-pass": 1,
     "agent-never-ran": 0,
