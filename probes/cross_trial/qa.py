@@ -12,13 +12,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import structlog
+
+from envqa.core.errors import EnvQAError
 from envqa.core.imported import ImportedTrial, TestOutcome, TrajectoryStep
 from envqa.core.imported_trials import read_sidecar
 from envqa.core.models import Finding, TrialResult
 from envqa.core.readers.common import pytest_summary, read_text
 from envqa.core.task_model import tests_of
+from envqa.core.task_model.unstated_checks import TestChecks, checks_by_test
 from envqa.probes.analyst.trace_view import load_trajectory
 from envqa.probes.cross_trial.probe import TaskTrials, cross_trial_findings
+
+log = structlog.get_logger()
 
 AGENTS = ("solver", "oracle", "nop")  # the trials whose outcomes are about the task (not probes, not exploits)
 CTRF_STATUS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "pending": "skipped", "other": "error"}
@@ -111,7 +117,19 @@ def version_task_trials(env, trials: list[TrialResult], *, include_stale: bool =
         trials={t.trial_id: neutral_trial(t, env.name) for t in keep},
         instruction=env.instruction,
         verifier_tools=verifier_tools(env),
+        checks=_checks(env),
     )
+
+
+def _checks(env) -> dict[str, TestChecks] | None:
+    """Each test's checks and what they require unstated, so `qa run`'s failures are read against the task as
+    `qa analyze --tasks` reads them (probes/cross_trial/failures.py); None when the model cannot be read (the rules
+    then work from the trials alone)."""
+    try:
+        return checks_by_test(env)
+    except (EnvQAError, OSError, ValueError) as e:
+        log.warning("cross_trial.checks_unread", task=env.name, error=str(e)[:200])
+        return None
 
 
 def version_findings(env, trials: list[TrialResult]) -> list[Finding]:

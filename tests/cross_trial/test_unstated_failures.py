@@ -260,3 +260,41 @@ def test_each_kind_of_failed_trial():
     b = [TestOutcome(name="test_b.py::Case::test_limit", status="failed", message="KeyError: 'total_qty'")]
     kind, why = classify(_trial("", tests=b), checks)
     assert kind == "ambiguity" and "tests/test_b.py:9 requires the key total_qty" in why
+
+
+@pytest.mark.parametrize("states_flag,fires", [(False, True), (True, False)])
+def test_qa_runs_own_solver_trials_are_read_against_the_task_too(tmp_path, states_flag, fires):
+    """`qa run`'s sweep (probes/cross_trial/qa.py) reads its solver trials' ctrf.json against the same task model as
+    `qa analyze --tasks` does: three models failing on the unstated flag fire the rule; the look-alike stays quiet."""
+    from envqa.core.environment import load_environment
+    from envqa.core.models import TrialResult
+    from envqa.demo.imported_runs_render import ctrf
+    from envqa.probes.cross_trial.qa import version_findings
+
+    env = load_environment(write_task(tmp_path, states_flag=states_flag))
+    trials = []
+    for i, failures in enumerate(FAILURES):
+        trial_dir = tmp_path / "trials" / f"t{i}"
+        (trial_dir / "verifier").mkdir(parents=True)
+        tests = [
+            (n, "failed", failures[n]) if n in failures else (n, "passed", "")
+            for n in ("test_prints_counts", "test_limit")
+        ]
+        (trial_dir / "verifier" / "ctrf.json").write_text(json.dumps(ctrf(tests)))
+        trials.append(
+            TrialResult(
+                trial_id=f"t{i}",
+                run_id="run-1",
+                env_version="v1",
+                agent="solver",
+                model=SETUPS[i].model,
+                outcome=Outcome.FAIL,
+                reward=0.0,
+                artifacts_dir=str(trial_dir),
+            )
+        )
+    found = [f for f in version_findings(env, trials) if f.rule == RULE]
+    assert bool(found) is fires
+    if fires:
+        assert sorted(found[0].trial_ids) == ["t0", "t1", "t2"]
+        assert any("tests/test_outputs.py:" in e for e in found[0].evidence)
