@@ -194,8 +194,8 @@ def assertion_call(node: ts.Node, rust_args: list[ts.Node] | None = None) -> lis
         if name in ("assertEquals", "assertNotEquals") and len(args) == 3 and ts.string_value(args[0]) is not None:
             a, e = 2, 1  # JUnit 4's message first
         return [_binary(node, op, _pick(args, a), _pick(args, e))]
-    if name in TRUTH and args:
-        return condition(args[0], node, TRUTH[name])
+    if name in TRUTH and args:  # `assert(f != NULL)` guards as `if (f == NULL) return 1;` does
+        return [c for c in condition(args[0], node, TRUTH[name]) if not _guard(c)]
     if name == "ok" and recv is not None and ts.text(recv) in ASSERT_OBJECTS and args:
         return condition(args[0], node, False)
     return []
