@@ -279,7 +279,7 @@ class Operands:
                 return Side(observed=Observed(kind=kind, path=path))
         helper = self.functions.get(name)
         if helper is not None and depth < 4 and not _inside(n, helper):
-            binding = {ts.text(p): a for p, a in zip(_param_names(helper), args, strict=False)} or None
+            binding = {ts.text(p): a for p, a in zip(param_names(helper), args, strict=False)} or None
             got = self.source(ts.field(helper, "body") or helper, binding, depth + 1)
             if got is not None:
                 got.hops.insert(0, hop("helper", self.rel, helper, self.lines, name))
@@ -344,7 +344,7 @@ def _inside(node: ts.Node, ancestor: ts.Node) -> bool:
     return ancestor.start_byte <= node.start_byte and node.end_byte <= ancestor.end_byte
 
 
-def _param_names(fn: ts.Node) -> list[ts.Node]:
+def param_names(fn: ts.Node) -> list[ts.Node]:
     """A function's parameter names in order (the identifier of each parameter node)."""
     params = ts.field(fn, "parameters")
     decl = ts.field(fn, "declarator") if params is None else None

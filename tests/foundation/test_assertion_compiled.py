@@ -485,3 +485,42 @@ def test_c_buffer_written_by_snprintf_is_computed_from_what_its_arguments_read(t
     a = next(r for r in got if r.line == 15)
     assert (a.op, a.negated, a.observes.kind, a.observes.command) == ("==", False, "stdout", ["/app/wc", "/app/in.txt"])
     assert (a.expected.kind, a.expected.inputs) == ("computed", ["/app/in.txt"])
+
+
+C_HELPER = """#include <stdio.h>
+#include <string.h>
+static char out[256];
+static const char *run(const char *cmd) {
+    FILE *p = popen(cmd, "r");
+    size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
+    out[n] = '\\0';
+    return out;
+}
+static void reports(const char *got, const char *count) {
+    if (strstr(got, count) == NULL) exit(1);
+}
+static int holds(const char *got) {
+    if (strstr(got, "error") != NULL) exit(1);
+    return 1;
+}
+int main(void) {
+    reports(run("/app/calc --add 1 2"), "3");
+    reports(run("/app/calc --add 2 2"), "4");
+    if (!holds(run("/app/calc --sub 2 2"))) return 1;
+    return 0;
+}
+"""
+
+
+def test_c_check_in_a_helper_is_read_once_per_call_with_its_parameters_bound(tmp_path):
+    """As the Python reader reads an assert in a helper: the record is at the helper's line, once per call, its
+    operands the call's arguments; a truth test of a call of such a helper (`if (!holds(…))`) is not a second
+    record."""
+    got = records(tmp_path, "gcc /tests/t.c -o /tmp/t && /tmp/t\n", **{"tests/t.c": C_HELPER})
+    assert [(r.line, r.op, r.negated, r.expected.value, r.observes.command) for r in got] == [
+        (11, "in", False, "3", ["/app/calc", "--add", "1", "2"]),
+        (11, "in", False, "4", ["/app/calc", "--add", "2", "2"]),
+        (14, "in", True, "error", ["/app/calc", "--sub", "2", "2"]),
+    ]
+    assert hops(got[1])[:3] == [("assert", 11, ""), ("call", 19, "reports"), ("helper", 10, "reports")]
+    assert got[0].test == "tests/t.c::main(void)"

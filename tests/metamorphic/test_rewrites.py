@@ -298,3 +298,29 @@ def test_c_assert_rewrite_keeps_the_verdict(tmp_path):
 )
 def test_c_assert_rewrite_skips_what_it_cannot_be_sure_of(source):
     assert REWRITES["c-assert"].run(source) is None
+
+
+@pytest.mark.skipif(not Path("/usr/bin/gcc").exists(), reason="no gcc to build the checker")
+def test_c_hoist_constant_rewrite_keeps_the_verdict(tmp_path):
+    done = REWRITES["c-hoist-constant"].run(C_CHECKER)
+    assert done is not None
+    text = done.text
+    assert '#include <string.h>\nstatic const char *EXPECTED_1 = "42";\n' in text
+    assert "    if (strstr(buf, EXPECTED_1) == NULL) exit(3);\n" in text
+    assert 'if (strcmp(buf, "42\\n") == 0) {' in text  # not a check (its branch passes): its literal stays
+    for case, content in {"good": "42\n", "bad": "41\n", "missing": None}.items():
+        before = _c_status(tmp_path / case / "before", C_CHECKER, content)
+        after = _c_status(tmp_path / case / "after", text, content)
+        assert after == before, f"{case}: passes {before} before, {after} after\n{text}"
+    new = text.splitlines()
+    assert done.line_map[13] == (14, 4) and new[13].strip().startswith("if (strstr(buf, EXPECTED_1)")
+    assert done.line_map[3] == (3,) and done.line_map[4] == (5,)
+
+
+def test_c_hoist_constant_rewrite_skips_what_it_cannot_be_sure_of():
+    for source in (
+        '#include <string.h>\nint main(void) {\n    if (strcmp("a", "a") == 0) return 0;\n}\n',  # passes: no check
+        '#include <string.h>\nstatic const char *EXPECTED_1 = "x";\nint main(void) {\n    return 0;\n}\n',
+        'int main(void) {\n    if (!strstr(g(), "x")) return 1;\n}\n',  # no include to put the constant below
+    ):
+        assert REWRITES["c-hoist-constant"].run(source) is None, source

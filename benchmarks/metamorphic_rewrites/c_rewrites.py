@@ -1,4 +1,10 @@
-"""The compiled-language rewrite of a C test file: `if (COND) { report; return 1; }` <-> `assert(!(COND));`.
+"""The compiled-language rewrites of a C test file that test.sh builds and runs.
+
+c-assert: `if (COND) { report; return 1; }` -> `assert(!(COND));`.
+c-hoist-constant: each string literal in the condition of such an `if` (or an `assert`) of `main` -> a file-level
+`static const char *EXPECTED_N = "…";` below the includes (the same bytes: the check compares the same text).
+
+About c-assert:
 
 A C checker that test.sh builds and runs fails either way: the `if` returns a non-zero status from `main` (or
 calls `exit(1)`), `assert` aborts (status 134). What changes is only the message printed on the way out, so the
@@ -99,4 +105,42 @@ def rewrite_c(text: str) -> FileRewrite | None:
     for i in range(k, len(lines)):
         line_map[i + 1] = (len(out) + 1,)
         out.append(lines[i])
+    return FileRewrite("\n".join(out), line_map)
+
+
+def _checks_of_main(root: ts.Node) -> list[ts.Node]:
+    """The conditions of main's checks: each swappable `if`'s, and each `assert(…)` statement's argument."""
+    body = _main_body(root)
+    out = []
+    for n in ts.named(body) if body is not None else []:
+        if _swappable(n):
+            out.append(ts.field(n, "condition"))
+        elif n.type == "expression_statement" and ts.named(n) and _call_name(ts.named(n)[0]) == "assert":
+            out.append(ts.named(n)[0])
+    return out
+
+
+def rewrite_c_hoist(text: str) -> FileRewrite | None:
+    """The file with the string literals of main's checks hoisted to constants; None when there are none."""
+    if "EXPECTED_" in text:
+        return None
+    data = text.encode()
+    root = ts.parse(data, "c")
+    if ts.first_error(root) is not None:
+        return None
+    literals = [n for c in _checks_of_main(root) for n in ts.walk(c) if n.type == "string_literal"]
+    includes = [n for n in ts.named(root) if n.type == "preproc_include"]
+    if not literals or not includes or any("\n" in ts.text(n) for n in literals):
+        return None
+    for k, n in sorted(enumerate(literals, 1), key=lambda kn: kn[1].start_byte, reverse=True):
+        data = data[: n.start_byte] + f"EXPECTED_{k}".encode() + data[n.end_byte :]
+    lines = data.decode().split("\n")
+    at = includes[-1].end_point[0] + (0 if includes[-1].end_point[1] == 0 else 1)  # the line after the includes
+    consts = [f"static const char *EXPECTED_{k} = {ts.text(n)};" for k, n in enumerate(literals, 1)]
+    out = lines[:at] + consts + lines[at:]
+    shift = len(consts)
+    line_map: dict[int, tuple[int, ...]] = {i + 1: (i + 1 + (shift if i >= at else 0),) for i in range(len(lines))}
+    for k, n in enumerate(literals, 1):
+        line = ts.line(n)
+        line_map[line] = (*line_map[line], at + k)  # the check, and where its literal now is
     return FileRewrite("\n".join(out), line_map)
