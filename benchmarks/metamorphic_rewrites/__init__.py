@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .c_rewrites import rewrite_c, rewrite_c_hoist
+from .c_rewrites import rewrite_c, rewrite_c_helper, rewrite_c_hoist
 from .cst_tools import FileRewrite, LineMap
 from .scoped import RewriteBroke, Scoped, run_python
 from .shape_rewrites import ExtractHelper, Parametrize, ToFixture, ToUnittest
@@ -50,6 +50,7 @@ REWRITES: dict[str, Rewrite] = {
         Rewrite("shell", ".sh", False, rewrite_shell),
         Rewrite("c-assert", ".c", False, rewrite_c),
         Rewrite("c-hoist-constant", ".c", False, rewrite_c_hoist),
+        Rewrite("c-extract-helper", ".c", False, rewrite_c_helper),
     )
 }
 

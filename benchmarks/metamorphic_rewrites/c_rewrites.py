@@ -1,6 +1,8 @@
 """The compiled-language rewrites of a C test file that test.sh builds and runs.
 
 c-assert: `if (COND) { report; return 1; }` -> `assert(!(COND));`.
+c-extract-helper: each such `if` of `main` moved into a `static void _check_N(…)` above main and called where it
+stood, the locals it reads passed to it (`return N;` there is `exit(N);`).
 c-hoist-constant: each string literal in the condition of such an `if` (or an `assert`) of `main` -> a file-level
 `static const char *EXPECTED_N = "…";` below the includes (the same bytes: the check compares the same text).
 
@@ -143,4 +145,94 @@ def rewrite_c_hoist(text: str) -> FileRewrite | None:
     for k, n in enumerate(literals, 1):
         line = ts.line(n)
         line_map[line] = (*line_map[line], at + k)  # the check, and where its literal now is
+    return FileRewrite("\n".join(out), line_map)
+
+
+def _main(root: ts.Node) -> ts.Node | None:
+    body = _main_body(root)
+    return body.parent if body is not None else None
+
+
+def _locals(main: ts.Node, data: bytes) -> tuple[dict[str, tuple[int, str]], set[str]]:
+    """main's parameters and single-declarator locals: name -> (where declared, the parameter that declares it
+    in a helper: `const char *got`, `char buf[64]`); and the names this cannot pass on (several per statement,
+    `static`)."""
+    found: dict[str, tuple[int, str]] = {}
+    unusable: set[str] = set()
+    decl = ts.field(main, "declarator")
+    params = ts.field(decl, "parameters") if decl is not None else None
+    for p in ts.named(params) if params is not None else []:
+        ids = [n for n in ts.walk(p) if n.type == "identifier"]
+        if ids:
+            found[ts.text(ids[-1])] = (-1, ts.text(p))
+    body = ts.field(main, "body")
+    for d in ts.named(body) if body is not None else []:
+        if d.type != "declaration":
+            continue
+        declarators = d.children_by_field_name("declarator")
+        inner = [ts.field(x, "declarator") if x.type == "init_declarator" else x for x in declarators]
+        names = [next((n for n in ts.walk(x) if n.type == "identifier"), None) for x in inner if x is not None]
+        if len(inner) != 1 or inner[0] is None or names[0] is None or ts.text(d).startswith("static"):
+            unusable |= {ts.text(n) for n in names if n is not None}
+            continue
+        found[ts.text(names[0])] = (d.start_byte, data[d.start_byte : inner[0].end_byte].decode())
+    return found, unusable
+
+
+def _helper_lines(node: ts.Node, data: bytes, name: str, params: list[str]) -> list[str]:
+    """`static void NAME(PARAMS) {`, the `if` on its own lines with each `return N;` as `exit(N);`, `}`."""
+    start = data.rfind(b"\n", 0, node.start_byte) + 1
+    end = data.find(b"\n", node.end_byte)
+    end = len(data) if end < 0 else end
+    chunk = data[start:end]
+    for r in sorted((n for n in ts.walk(node) if n.type == "return_statement"), key=lambda n: -n.start_byte):
+        value = ts.text(ts.named(r)[0]) if ts.named(r) else "1"
+        chunk = chunk[: r.start_byte - start] + f"exit({value});".encode() + chunk[r.end_byte - start :]
+    return [f"static void {name}({', '.join(params) or 'void'}) {{", *chunk.decode().split("\n"), "}", ""]
+
+
+def rewrite_c_helper(text: str) -> FileRewrite | None:
+    """Each swappable `if` of main moved into a `static void _check_N(…)` above main, called where it stood, the
+    locals it reads passed as parameters and its `return N;` as `exit(N);`; None when nothing is moved."""
+    if "_check_" in text:
+        return None
+    data = text.encode()
+    root = ts.parse(data, "c")
+    main = _main(root) if ts.first_error(root) is None else None
+    body = ts.field(main, "body") if main is not None else None
+    # `sizeof buf` of an array passed to a helper would be a pointer's size there: such an `if` stays in main
+    ifs = [n for n in ts.named(body) if _swappable(n)] if body is not None else []
+    swaps = [n for n in ifs if not any(x.type == "sizeof_expression" for x in ts.walk(n))]
+    if not swaps or main is None:
+        return None
+    found, unusable = _locals(main, data)
+    lines = text.split("\n")
+    top = [] if "<stdlib.h>" in text else ["#include <stdlib.h>"]
+    at = main.start_point[0]
+    helpers: list[str] = []
+    calls: dict[int, tuple[int, int, str]] = {}  # the if's first line -> (its last line, helper's if line, call)
+    for k, node in enumerate(swaps, 1):
+        used = list(dict.fromkeys(ts.text(n) for n in ts.walk(node) if n.type == "identifier"))
+        if any(u in unusable for u in used) or lines[node.start_point[0]][: node.start_point[1]].strip():
+            return None
+        args = [u for u in used if u in found and found[u][0] < node.start_byte]
+        name = f"_check_{k}"
+        helper = _helper_lines(node, data, name, [found[a][1] for a in args])
+        first = len(top) + at + len(helpers) + 2  # 1-based line of the if inside the helper
+        helpers += helper
+        indent = lines[node.start_point[0]][: node.start_point[1]]
+        calls[node.start_point[0]] = (node.end_point[0], first, f"{indent}{name}({', '.join(args)});")
+    out = top + lines[:at] + helpers
+    line_map: dict[int, tuple[int, ...]] = {i + 1: (len(top) + i + 1,) for i in range(at)}
+    i = at
+    while i < len(lines):
+        if i in calls:
+            last, first, call = calls[i]
+            out.append(call)
+            line_map.update({j + 1: (first + j - i, len(out)) for j in range(i, last + 1)})
+            i = last + 1
+            continue
+        out.append(lines[i])
+        line_map[i + 1] = (len(out),)
+        i += 1
     return FileRewrite("\n".join(out), line_map)

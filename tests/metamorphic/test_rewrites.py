@@ -324,3 +324,33 @@ def test_c_hoist_constant_rewrite_skips_what_it_cannot_be_sure_of():
         'int main(void) {\n    if (!strstr(g(), "x")) return 1;\n}\n',  # no include to put the constant below
     ):
         assert REWRITES["c-hoist-constant"].run(source) is None, source
+
+
+@pytest.mark.skipif(not Path("/usr/bin/gcc").exists(), reason="no gcc to build the checker")
+def test_c_extract_helper_rewrite_keeps_the_verdict(tmp_path):
+    done = REWRITES["c-extract-helper"].run(C_CHECKER)
+    assert done is not None
+    text = done.text
+    assert "static void _check_1(FILE *f) {\n    if (f == NULL) {" in text and "        exit(1);\n" in text
+    assert 'static void _check_2(char buf[64]) {\n    if (strstr(buf, "42") == NULL) exit(3);\n}' in text
+    assert (
+        "    _check_1(f);\n    if (!fgets(buf, sizeof buf, f)) return 2;\n    _check_2(buf);\n" in text
+    )  # sizeof stays
+    for case, content in {"good": "42\n", "longer": "x 42 y\n", "bad": "41\n", "empty": "", "missing": None}.items():
+        before = _c_status(tmp_path / case / "before", C_CHECKER, content)
+        after = _c_status(tmp_path / case / "after", text, content)
+        assert after == before, f"{case}: passes {before} before, {after} after\n{text}"
+    new = text.splitlines()
+    helper_if, call = done.line_map[13]
+    assert new[helper_if - 1].strip().startswith("if (strstr(buf") and new[call - 1].strip() == "_check_2(buf);"
+    assert all(new[done.line_map[k][1] - 1].strip() == "_check_1(f);" for k in (8, 9, 10, 11))
+
+
+def test_c_extract_helper_rewrite_skips_what_it_cannot_be_sure_of():
+    for source in (
+        "int main(void) {\n    int a = 1, b = 2;\n    if (a != b) return 1;\n}\n",  # two locals in one statement
+        "int main(void) {\n    static int a = 1;\n    if (a) return 1;\n}\n",  # static: its own storage
+        "int main(void) {\n    char b[4];\n    if (sizeof b != 4) return 1;\n}\n",  # sizeof of an array
+        "int _check_1(void);\nint main(void) {\n    if (_check_1()) return 1;\n}\n",  # the name is taken
+    ):
+        assert REWRITES["c-extract-helper"].run(source) is None, source
