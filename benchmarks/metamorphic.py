@@ -4,7 +4,9 @@
 
 Each rewrite (benchmarks/metamorphic_rewrites/) keeps what the verifier checks and changes how it is written: its
 asserts in a helper, a literal hoisted to a module constant, a fixture, `parametrize`, a one-case loop, `pathlib`
-for `open`, a unittest class, and in test.sh `[ ]`/`test` and `&&`/`if`. For each case the original and the
+for `open`, a unittest class, in test.sh `[ ]`/`test` and `&&`/`if`, and in a C test file `if (…) return 1;` as
+`assert(!(…))`, its literals hoisted to constants and the `if` moved into a helper that main calls
+(benchmarks/metamorphic_rewrites/c_rewrites.py). For each case the original and the
 rewrite are copied to a temporary folder outside the repository and linted in process (as `qa lint --json` lints,
 ungrouped), and their findings at warning and above are compared as (rule, severity, file, line): a finding on a
 rewritten file through the rewrite's line map (the statement's new line, or where it now shows: the helper's

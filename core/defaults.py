@@ -617,6 +617,11 @@ ASSERTION_MAX_HELPER_SITES = 100
 Helpers that call helpers fan out as a product: one corpus test file reached 116,000 sites and four minutes; the
 checks past this are not recorded, which costs only duplicates of checks already read from earlier sites."""
 
+COMPILED_HELPER_SITES = 8
+"""Calls of one helper that the compiled-language reader reads a check in that helper through (a record per call,
+its parameters bound to the call's arguments: core/task_model/assertion_compiled.py); the calls past this are left,
+which costs only more copies of the same check."""
+
 ASSERTION_MAX_DEPTH = 8
 """Nested resolutions of one value in the assertion model: a constant naming a constant naming a helper's return
 (core/task_model/assertion_scope.py)."""

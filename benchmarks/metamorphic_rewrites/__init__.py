@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .c_rewrites import rewrite_c, rewrite_c_helper, rewrite_c_hoist
 from .cst_tools import FileRewrite, LineMap
 from .scoped import RewriteBroke, Scoped, run_python
 from .shape_rewrites import ExtractHelper, Parametrize, ToFixture, ToUnittest
@@ -27,7 +28,7 @@ __all__ = ["REWRITES", "FileRewrite", "LineMap", "RewriteBroke", "apply", "plan"
 @dataclass(frozen=True)
 class Rewrite:
     name: str
-    suffix: str  # the files it reads: ".py" or ".sh"
+    suffix: str  # the files it reads: ".py", ".sh" or ".c"
     tests_only: bool  # only the files pytest collects (test_*.py, *_test.py)
     run: Callable[[str], FileRewrite | None]
 
@@ -47,6 +48,9 @@ REWRITES: dict[str, Rewrite] = {
         _python("pathlib", ToPathlib),
         _python("unittest", ToUnittest),
         Rewrite("shell", ".sh", False, rewrite_shell),
+        Rewrite("c-assert", ".c", False, rewrite_c),
+        Rewrite("c-hoist-constant", ".c", False, rewrite_c_hoist),
+        Rewrite("c-extract-helper", ".c", False, rewrite_c_helper),
     )
 }
 

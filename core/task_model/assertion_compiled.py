@@ -16,11 +16,21 @@ from __future__ import annotations
 
 import re
 
+from envqa.core.defaults import COMPILED_HELPER_SITES as MAX_HELPER_SITES
 from envqa.core.defaults import MAX_TEST_BYTES, TEST_MODEL_CODE_CHARS
 from envqa.core.parsers import tree_sitter as ts
 from envqa.core.task_model.assertions import Assertion, Expected, Hop, Observed
 from envqa.core.task_model.compiled_checks import Check, assertion_call, condition, if_checks, rust_macro_args
-from envqa.core.task_model.compiled_operands import CALLS, FUNCTIONS, Operands, Side, arguments, callee, hop
+from envqa.core.task_model.compiled_operands import (
+    CALLS,
+    FUNCTIONS,
+    Operands,
+    Side,
+    arguments,
+    callee,
+    hop,
+    param_names,
+)
 from envqa.core.task_model.files import TestFile
 from envqa.core.task_model.tests_reader import TestsModel
 
@@ -60,6 +70,21 @@ def _build_hop(tests: TestsModel, f: TestFile, language: str) -> Hop | None:
     return Hop(kind="build", file=script.rel, line=cmd.line, name=cmd.name, code=cmd.text[:TEST_MODEL_CODE_CHARS])
 
 
+def _enclosing(node: ts.Node) -> ts.Node | None:
+    """The named function a node is in (None at file level or in an anonymous function)."""
+    n = node.parent
+    while n is not None and n.type not in FUNCTIONS:
+        n = n.parent
+    return n
+
+
+def _function_name(fn: ts.Node) -> str:
+    name = ts.field(fn, "name") or ts.field(fn, "declarator")
+    while name is not None and name.type in ("function_declarator", "pointer_declarator"):
+        name = ts.field(name, "declarator")
+    return ts.text(name) if name is not None else ""
+
+
 def _test_name(node: ts.Node) -> str:
     """The test a check belongs to: its function's name, or the title of the `it("…")`/`test("…")` around it."""
     n = node.parent
@@ -97,11 +122,34 @@ class _FileReader:
         return out
 
     def read(self) -> list[Assertion]:
-        return [self.record(c) for c in self.checks()]
+        out = []
+        checks = self.checks()
+        holders = {_function_name(f) for f in (_enclosing(c.node) for c in checks) if f is not None}
+        for c in checks:
+            if c.op == "truthy" and c.actual is not None and c.actual.type in CALLS and callee(c.actual) in holders:
+                continue  # `if (!reports(got, "3")) return 1;`: the helper's own checks are read through this call
+            helper = _enclosing(c.node)
+            name = _function_name(helper) if helper is not None else ""
+            known = self.ops.functions.get(name) if helper is not None else None
+            same = known is not None and helper is not None and known.start_byte == helper.start_byte
+            sites = self.sites(name, helper) if helper is not None and same else []
+            out += [self.record(c, helper, site) for site in sites] or [self.record(c)]
+        return out
 
-    def record(self, c: Check) -> Assertion:
-        actual = self.ops.side(c.actual)
-        wanted = self.ops.side(c.expected) if c.expected is not None else Side()
+    def sites(self, name: str, helper: ts.Node) -> list[ts.Node]:
+        """The calls of helper `name` elsewhere in the file (a check in a helper is read once per call, its
+        parameters bound to that call's arguments, as the Python reader reads one)."""
+        if not name:
+            return []
+        calls = [n for n in ts.walk(self.root) if n.type in CALLS and callee(n) == name]
+        return [n for n in calls if not (helper.start_byte <= n.start_byte < helper.end_byte)][:MAX_HELPER_SITES]
+
+    def record(self, c: Check, helper: ts.Node | None = None, site: ts.Node | None = None) -> Assertion:
+        bound = None
+        if helper is not None and site is not None:
+            bound = {ts.text(p): a for p, a in zip(param_names(helper), arguments(site), strict=False)} or None
+        actual = self.ops.side(c.actual, bound)
+        wanted = self.ops.side(c.expected, bound) if c.expected is not None else Side()
         op = c.op
         if actual.observed is None and wanted.observed is not None:
             actual, wanted, op = wanted, actual, FLIP.get(op, op)
@@ -112,14 +160,22 @@ class _FileReader:
         if op == "status" and observed.kind in ("stdout", "stderr", "value"):
             observed = observed.model_copy(update={"kind": "exit_code"} if observed.command else {})
         n = ts.line(c.node)
-        hops = [hop("assert", self.f.rel, c.node, self.f.lines), *actual.hops, *wanted.hops]
+        hops = [hop("assert", self.f.rel, c.node, self.f.lines)]
+        if helper is not None and site is not None:
+            name = _function_name(helper)
+            hops += [
+                hop("call", self.f.rel, site, self.f.lines, name),
+                hop("helper", self.f.rel, helper, self.f.lines, name),
+            ]
+        hops += [*actual.hops, *wanted.hops]
         hops += [self.build] if self.build is not None else []
+        named = _test_name(site if site is not None else c.node)
         return Assertion(
             language=LANGUAGE[self.language],
             file=self.f.rel,
             line=n,
             code=self.f.line(n)[:TEST_MODEL_CODE_CHARS],
-            test=f"{self.f.rel}::{_test_name(c.node)}" if _test_name(c.node) else self.f.rel,
+            test=f"{self.f.rel}::{named}" if named else self.f.rel,
             op={"==i": "=="}.get(op, op),
             negated=c.negated,
             observes=observed,

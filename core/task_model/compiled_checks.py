@@ -60,6 +60,7 @@ STRCMP = {"strcmp", "strncmp", "memcmp", "strcasecmp", "wcscmp", "compare"}
 FAIL_CALLS = {"exit", "_exit", "abort", "Errorf", "Error", "Fatalf", "Fatal", "FailNow", "Fail", "panic", "fail"}
 FAIL_CALLS |= {"unreachable", "assert_failed", "quick_exit", "terminate", "Exit"}
 COMPARE_OPS = {"==", "!=", "===", "!==", "<", "<=", ">", ">="}
+NULLS = {"null", "nil", "nullptr", "null_literal", "none", "undefined"}
 FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
@@ -93,6 +94,19 @@ def _is_zero(node: ts.Node | None) -> bool:
     return node is not None and ts.text(node) in ("0", "0L", "0u")
 
 
+def _is_null(node: ts.Node | None) -> bool:
+    return node is not None and (node.type in NULLS or ts.text(node) in ("NULL", "nullptr", "nil", "null"))
+
+
+def _null_compare(left: ts.Node | None, right: ts.Node | None) -> tuple[ts.Node | None, ts.Node | None] | None:
+    """`x == NULL`, `nil != err`: (x, the null), whichever side the null is on; None when neither side is null."""
+    if _is_null(right):
+        return left, right
+    if _is_null(left):
+        return right, left
+    return None
+
+
 def condition(node: ts.Node, at: ts.Node, negated: bool) -> list[Check]:
     """The comparisons a condition holds (see the module docstring), each with its sense."""
     node = _unwrap(node)
@@ -108,6 +122,11 @@ def condition(node: ts.Node, at: ts.Node, negated: bool) -> list[Check]:
             args = arguments(inner)
             if len(args) >= 2:
                 return [Check(at, "==", negated != (op in ("!=", "!==")), args[0], args[1])]
+        against_null = _null_compare(left, right) if op in ("==", "===", "!=", "!==") else None
+        subject = _unwrap(against_null[0]) if against_null and against_null[0] is not None else None
+        if subject is not None and subject.type in CALLS and callee(subject) in CONTAINS:
+            # C's `strstr(out, "3") != NULL`: the search found it (`== NULL`: it did not)
+            return _call_condition(subject, at, negated != (op in ("==", "===")))
         norm = "==" if op in ("==", "===", "!=", "!==") else op
         return [Check(at, norm, negated != (op in ("!=", "!==")), left, right)]
     if node.type in CALLS:
@@ -175,8 +194,8 @@ def assertion_call(node: ts.Node, rust_args: list[ts.Node] | None = None) -> lis
         if name in ("assertEquals", "assertNotEquals") and len(args) == 3 and ts.string_value(args[0]) is not None:
             a, e = 2, 1  # JUnit 4's message first
         return [_binary(node, op, _pick(args, a), _pick(args, e))]
-    if name in TRUTH and args:
-        return condition(args[0], node, TRUTH[name])
+    if name in TRUTH and args:  # `assert(f != NULL)` guards as `if (f == NULL) return 1;` does
+        return [c for c in condition(args[0], node, TRUTH[name]) if not _guard(c)]
     if name == "ok" and recv is not None and ts.text(recv) in ASSERT_OBJECTS and args:
         return condition(args[0], node, False)
     return []
@@ -238,7 +257,17 @@ def if_checks(node: ts.Node) -> list[Check]:
     body = ts.field(node, "consequence")
     if cond is None or not fails(body):
         return []
-    return condition(cond, node, True)
+    return [c for c in condition(cond, node, True) if not _guard(c)]
+
+
+def _guard(c: Check) -> bool:
+    """An error or null guard, not a check of the outcome: Go's `if err != nil { t.Fatal(err) }`, C's
+    `if (f == NULL) return 1;` (a name or field compared with null; a call's result compared with null, such
+    as `strstr(…) == NULL`, is read by `condition` as what the call tests)."""
+    null = _null_compare(c.actual, c.expected) if c.op == "==" and c.pattern is None else None
+    if null is None or null[0] is None:
+        return False
+    return _unwrap(null[0]).type in ("identifier", "field_expression", "selector_expression", "member_expression")
 
 
 def rust_macro_args(node: ts.Node) -> list[ts.Node] | None:

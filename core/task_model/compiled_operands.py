@@ -26,6 +26,7 @@ LISTS = {"ReadDir", "readdirSync", "read_dir", "list", "listFiles"}
 EXISTS = {"existsSync", "exists", "Stat", "statSync", "access", "isFile", "is_file", "isDirectory"}
 RUNS = {"system", "popen", "execSync", "execFileSync", "spawnSync", "exec", "execFile", "spawn", "Command"}
 RUNS |= {"ProcessBuilder", "output", "CommandContext", "_popen", "posix_spawn", "execvp", "execl"}
+WRITES = {"snprintf", "sprintf", "strcpy", "strncpy", "strcat", "strncat", "memcpy", "sprintf_s", "strcpy_s"}
 READ_TYPES = re.compile(r"\b(i?f?stream|ifstream|fstream|FILE)\b")
 STATUS_TEXT = re.compile(r"\b(status|code|returncode|exitCode|ExitCode|WEXITSTATUS|success|waitFor|exitValue)\b")
 PASS_THROUGH = {"to_string", "String", "from", "string", "into", "to_owned", "str", "c_str", "toString", "trim"}
@@ -42,6 +43,7 @@ DECLARATORS = {
     "assignment_expression": ("left", "right"),
     "assignment_statement": ("left", "right"),
 }
+ELEMENT_WRITES = {"subscript_expression", "index_expression", "pointer_expression", "subscript"}
 FUNCTIONS = {"function_definition", "function_declaration", "function_item", "method_declaration"}
 FUNCTIONS |= {"arrow_function", "function_expression", "method_definition", "func_literal", "function"}
 
@@ -118,7 +120,7 @@ class Operands:
     def _declare(self, n: ts.Node) -> None:
         left_field, value_field = DECLARATORS[n.type]
         left, value = ts.field(n, left_field), ts.field(n, value_field)
-        if left is None:
+        if left is None or left.type in ELEMENT_WRITES:  # `got[i] = 0` writes an element, not `got`
             return
         names = [c for c in ts.walk(left) if c.type in ("identifier", "field_identifier")]
         names = names if left.type == "expression_list" else names[:1]  # `out, err :=` binds both
@@ -165,8 +167,8 @@ class Operands:
         return self.filled(node) or Side(observed=Observed(kind="value", detail=text))
 
     def filled(self, node: ts.Node) -> Side | None:
-        """A buffer with no value of its own (`char buf[64]; fgets(buf, 64, p);`): the last read or run before
-        it in its function."""
+        """A buffer with no value of its own (`char buf[64]; fgets(buf, 64, p);`): the last call before it in its
+        function that writes it (a read from a stream, a `snprintf` into it), else the last read or run there."""
         fn, block = node.parent, None
         while fn is not None and fn.type not in FUNCTIONS:
             block = fn if fn.type == "compound_statement" else block
@@ -174,11 +176,14 @@ class Operands:
         fn = fn or block  # Catch2's `TEST_CASE("…") { … }` is a bare block at file level, in no function
         if fn is None or not any(n.type == "identifier" for n in ts.walk(node)):
             return None
-        last = None
+        last = into = None
         for n in ts.walk(fn):
             if n.type in CALLS and n.start_byte < node.start_byte:
-                got = self.call(n, None, 5, False) or self._stream_into(n, node)
+                writes = self._stream_into(n, node) or self._written_into(n, node)
+                into = writes if writes is not None and _observed(writes) else into
+                got = self.call(n, None, 5, False) if writes is None else None
                 last = got if got is not None and _observed(got) else last
+        last = into or last
         if last is not None:
             last.observed = last.observed.model_copy(update={"detail": f"read into {ts.text(node)[:40]}"})  # type: ignore[union-attr]
         return last
@@ -191,6 +196,18 @@ class Operands:
             return None
         for a in args:
             got = self.name(a, None, 5, False) if a.type == "identifier" and a is not node else None
+            if got is not None and _observed(got):
+                return got
+        return None
+
+    def _written_into(self, call: ts.Node, node: ts.Node) -> Side | None:
+        """`snprintf(want, sizeof want, "users: %d\n", count_users(LOG))`: a call that writes `node` (its first
+        argument) from the others, so `node` holds what they read or run (the first of them that does)."""
+        args = arguments(call)
+        if callee(call) not in WRITES or not args or ts.text(args[0]).lstrip("&") != ts.text(node):
+            return None
+        for a in args[1:]:
+            got = self.source(a, None, 1)
             if got is not None and _observed(got):
                 return got
         return None
@@ -235,7 +252,8 @@ class Operands:
         decl, value = found
         at = hop("constant", self.rel, decl, self.lines, ts.text(n))
         typed = decl.parent if decl.type == "init_declarator" and decl.parent is not None else decl
-        if READ_TYPES.search(ts.text(ts.field(typed, "type"))) and value is not None:
+        run = value is not None and value.type in CALLS and callee(value) in RUNS  # `FILE *p = popen(cmd, "r")`
+        if READ_TYPES.search(ts.text(ts.field(typed, "type"))) and value is not None and not run:
             path = self.path(value, bound)
             return Side(observed=Observed(kind="output_file", path=path), hops=[at])
         if value is None or self._overwritten(n, decl):
@@ -261,7 +279,7 @@ class Operands:
                 return Side(observed=Observed(kind=kind, path=path))
         helper = self.functions.get(name)
         if helper is not None and depth < 4 and not _inside(n, helper):
-            binding = {ts.text(p): a for p, a in zip(_param_names(helper), args, strict=False)} or None
+            binding = {ts.text(p): a for p, a in zip(param_names(helper), args, strict=False)} or None
             got = self.source(ts.field(helper, "body") or helper, binding, depth + 1)
             if got is not None:
                 got.hops.insert(0, hop("helper", self.rel, helper, self.lines, name))
@@ -326,12 +344,14 @@ def _inside(node: ts.Node, ancestor: ts.Node) -> bool:
     return ancestor.start_byte <= node.start_byte and node.end_byte <= ancestor.end_byte
 
 
-def _param_names(fn: ts.Node) -> list[ts.Node]:
+def param_names(fn: ts.Node) -> list[ts.Node]:
     """A function's parameter names in order (the identifier of each parameter node)."""
     params = ts.field(fn, "parameters")
-    if params is None:
-        decl = ts.field(fn, "declarator")
-        params = ts.field(decl, "parameters") if decl is not None else None
+    decl = ts.field(fn, "declarator") if params is None else None
+    while decl is not None and decl.type in ("pointer_declarator", "reference_declarator"):  # `char *f(…)`
+        decl = ts.field(decl, "declarator") or (ts.named(decl)[-1] if ts.named(decl) else None)
+    if decl is not None:
+        params = ts.field(decl, "parameters")
     out: list[ts.Node] = []
     for p in ts.named(params) if params is not None else []:
         ids = [c for c in ts.walk(p) if c.type == "identifier"]

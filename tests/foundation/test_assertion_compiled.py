@@ -393,3 +393,134 @@ int main(void) {
 def test_a_program_that_reads_but_asserts_nothing_gives_no_record(tmp_path):
     m = model(tmp_path, "gcc /tests/t.c -o /tmp/a && /tmp/a\n", **{"tests/t.c": CLEAN})
     assert (m.in_language(*COMPILED), m.unread) == ([], [])
+
+
+def test_go_error_guard_is_not_a_record_of_the_check(tmp_path):
+    """`if err != nil { t.Fatal(err) }` guards the read; the check is `got != want` alone."""
+    got = records(tmp_path, "cd /tests && go test ./...\n", **{"tests/out_test.go": GO_IF})
+    assert [(r.line, r.op) for r in got] == [(15, "==")]
+
+
+C_GUARDED = """#include <stdio.h>
+#include <string.h>
+int main(void) {
+    FILE *f = fopen("/app/out.txt", "r");
+    if (f == NULL) return 1;
+    char buf[64];
+    if (!fgets(buf, sizeof buf, f)) return 1;
+    if (strcmp(buf, "42\\n") != 0) return 1;
+    return 0;
+}
+"""
+
+
+def test_c_null_guard_is_not_a_record_but_a_call_tested_for_truth_is(tmp_path):
+    got = records(tmp_path, "gcc /tests/t.c -o /tmp/t && /tmp/t\n", **{"tests/t.c": C_GUARDED})
+    assert [(r.line, r.op) for r in got] == [(7, "truthy"), (8, "==")]
+    assert (got[1].observes.kind, got[1].observes.path, got[1].expected.value) == (
+        "output_file",
+        "/app/out.txt",
+        "42\n",
+    )
+
+
+C_STRSTR = """#include <stdio.h>
+#include <string.h>
+static const char *CMD = "/app/calc --add 6 7";
+static char out[256];
+static const char *run(const char *cmd) {
+    FILE *p = popen(cmd, "r");
+    size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
+    out[n] = '\\0';
+    return out;
+}
+int main(void) {
+    const char *got = run(CMD);
+    if (strstr(got, "13") == NULL) return 1;
+    if (strstr(got, "error") != NULL) return 1;
+    return 0;
+}
+"""
+
+
+def test_c_strstr_against_null_is_a_substring_check_of_a_popen_helper_s_stdout(tmp_path):
+    """`strstr(…) == NULL` fails when the text is absent (a substring wanted), `!= NULL` when it is present (one
+    forbidden); the helper returns a pointer (`char *run(…)`) and its parameter is bound to the constant."""
+    got = records(tmp_path, "gcc /tests/t.c -o /tmp/t && /tmp/t\n", **{"tests/t.c": C_STRSTR})
+    assert [(r.line, r.op, r.negated, r.expected.pattern_kind, r.expected.value) for r in got] == [
+        (13, "in", False, "substring", "13"),
+        (14, "in", True, "substring", "error"),
+    ]
+    a = got[0]
+    assert (a.observes.kind, a.observes.command, a.observes.flags) == (
+        "stdout",
+        ["/app/calc", "--add", "6", "7"],
+        ["--add"],
+    )
+    assert hops(a) == [("assert", 13, ""), ("constant", 12, "got"), ("helper", 5, "run"), ("build", 2, "gcc")]
+
+
+C_FORMATTED = """#include <stdio.h>
+#include <string.h>
+static int count(const char *path) {
+    FILE *f = fopen(path, "r");
+    int n = 0, c;
+    while (f && (c = fgetc(f)) != EOF) n += c == '\\n';
+    return n;
+}
+int main(void) {
+    char want[32], got[32];
+    snprintf(want, sizeof want, "lines: %d", count("/app/in.txt"));
+    FILE *p = popen("/app/wc /app/in.txt", "r");
+    if (!fgets(got, sizeof got, p)) return 1;
+    got[strcspn(got, "\\n")] = 0;
+    if (strcmp(got, want) != 0) return 1;
+    return 0;
+}
+"""
+
+
+def test_c_buffer_written_by_snprintf_is_computed_from_what_its_arguments_read(tmp_path):
+    got = records(tmp_path, "gcc /tests/t.c -o /tmp/t && /tmp/t\n", **{"tests/t.c": C_FORMATTED})
+    a = next(r for r in got if r.line == 15)
+    assert (a.op, a.negated, a.observes.kind, a.observes.command) == ("==", False, "stdout", ["/app/wc", "/app/in.txt"])
+    assert (a.expected.kind, a.expected.inputs) == ("computed", ["/app/in.txt"])
+
+
+C_HELPER = """#include <stdio.h>
+#include <string.h>
+static char out[256];
+static const char *run(const char *cmd) {
+    FILE *p = popen(cmd, "r");
+    size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
+    out[n] = '\\0';
+    return out;
+}
+static void reports(const char *got, const char *count) {
+    if (strstr(got, count) == NULL) exit(1);
+}
+static int holds(const char *got) {
+    if (strstr(got, "error") != NULL) exit(1);
+    return 1;
+}
+int main(void) {
+    reports(run("/app/calc --add 1 2"), "3");
+    reports(run("/app/calc --add 2 2"), "4");
+    if (!holds(run("/app/calc --sub 2 2"))) return 1;
+    return 0;
+}
+"""
+
+
+def test_c_check_in_a_helper_is_read_once_per_call_with_its_parameters_bound(tmp_path):
+    """As the Python reader reads an assert in a helper: the record is at the helper's line, once per call, its
+    operands the call's arguments; a truth test of a call of such a helper (`if (!holds(…))`) is not a second
+    record."""
+    got = records(tmp_path, "gcc /tests/t.c -o /tmp/t && /tmp/t\n", **{"tests/t.c": C_HELPER})
+    assert [(r.line, r.op, r.negated, r.expected.value, r.observes.command) for r in got] == [
+        (11, "in", False, "3", ["/app/calc", "--add", "1", "2"]),
+        (11, "in", False, "4", ["/app/calc", "--add", "2", "2"]),
+        (14, "in", True, "error", ["/app/calc", "--sub", "2", "2"]),
+    ]
+    assert hops(got[1])[:3] == [("assert", 11, ""), ("call", 19, "reports"), ("helper", 10, "reports")]
+    assert got[0].test == "tests/t.c::main(void)"

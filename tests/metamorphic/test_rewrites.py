@@ -227,3 +227,130 @@ def test_shell_rewrite_leaves_the_status_where_it_is_read():
     assert rewrite_shell("if test -f x; then echo y; fi\n").text == "if [ -f x ]; then echo y; fi\n"
     assert rewrite_shell("[[ a == b ]] || exit 1\n") is None
     assert rewrite_shell("echo '[ a ]' # [ b ]\n") is None
+
+
+C_CHECKER = r"""#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv) {
+    FILE *f = fopen(argv[1], "r");
+    char buf[64] = "";
+    if (f == NULL) {
+        fprintf(stderr, "no file\n");
+        return 1;
+    }
+    if (!fgets(buf, sizeof buf, f)) return 2;
+    if (strstr(buf, "42") == NULL) exit(3);
+    if (strcmp(buf, "42\n") == 0) {
+        puts("exact");
+    }
+    return 0;
+}
+"""
+
+
+def _c_status(folder: Path, source: str, text: str | None) -> bool:
+    """Whether the checker built from `source` passes (exits 0) on a file holding `text` (None: no file)."""
+    folder.mkdir(parents=True)
+    (folder / "check.c").write_text(source)
+    build = subprocess.run(["gcc", "-o", str(folder / "check"), str(folder / "check.c")], capture_output=True)
+    assert build.returncode == 0, build.stderr.decode()
+    if text is not None:
+        (folder / "in.txt").write_text(text)
+    res = subprocess.run([str(folder / "check"), str(folder / "in.txt")], capture_output=True, timeout=30)
+    return res.returncode == 0
+
+
+@pytest.mark.skipif(not Path("/usr/bin/gcc").exists(), reason="no gcc to build the checker")
+def test_c_assert_rewrite_keeps_the_verdict(tmp_path):
+    done = REWRITES["c-assert"].run(C_CHECKER)
+    assert done is not None
+    text = done.text
+    assert text.startswith("#include <assert.h>\n")
+    assert "    assert(!(f == NULL));\n" in text and "    assert(!(!fgets(buf, sizeof buf, f)));\n" in text
+    assert '    assert(!(strstr(buf, "42") == NULL));\n' in text
+    assert 'if (strcmp(buf, "42\\n") == 0) {' in text  # its branch does not fail: not a check, kept
+    seen = set()
+    for case, content in {"good": "42\n", "longer": "x 42 y\n", "bad": "41\n", "empty": "", "missing": None}.items():
+        before = _c_status(tmp_path / case / "before", C_CHECKER, content)
+        after = _c_status(tmp_path / case / "after", text, content)
+        assert after == before, f"{case}: passes {before} before, {after} after\n{text}"
+        seen.add(before)
+    assert seen == {True, False}
+    new = text.splitlines()
+    assert all(new[done.line_map[k][0] - 1].strip() == "assert(!(f == NULL));" for k in (8, 9, 10, 11))
+    assert new[done.line_map[13][0] - 1].strip().startswith("assert(!(strstr(")
+    assert new[done.line_map[14][0] - 1].strip().startswith("if (strcmp(")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "int main(void) { int x = 1;\n    if (x) return 1; else return 0;\n}\n",  # an else
+        "#define NDEBUG\n#include <assert.h>\nint main(void) {\n    if (1) return 1;\n}\n",  # assert compiled out
+        "int check(int x) {\n    if (x) return 1;\n    return 0;\n}\n",  # not main
+        "int main(void) {\n    int n = 0;\n    if (n) { n++; return 1; }\n}\n",  # the branch does work
+        "int main(void) {\n    if (0) return 0;\n}\n",  # the branch passes
+        "int main(void) {\n    int x = 0; if (x) return 1;\n}\n",  # shares its line
+        "int main(void {\n    if (1) return 1;\n}\n",  # does not parse
+    ],
+)
+def test_c_assert_rewrite_skips_what_it_cannot_be_sure_of(source):
+    assert REWRITES["c-assert"].run(source) is None
+
+
+@pytest.mark.skipif(not Path("/usr/bin/gcc").exists(), reason="no gcc to build the checker")
+def test_c_hoist_constant_rewrite_keeps_the_verdict(tmp_path):
+    done = REWRITES["c-hoist-constant"].run(C_CHECKER)
+    assert done is not None
+    text = done.text
+    assert '#include <string.h>\nstatic const char *EXPECTED_1 = "42";\n' in text
+    assert "    if (strstr(buf, EXPECTED_1) == NULL) exit(3);\n" in text
+    assert 'if (strcmp(buf, "42\\n") == 0) {' in text  # not a check (its branch passes): its literal stays
+    for case, content in {"good": "42\n", "bad": "41\n", "missing": None}.items():
+        before = _c_status(tmp_path / case / "before", C_CHECKER, content)
+        after = _c_status(tmp_path / case / "after", text, content)
+        assert after == before, f"{case}: passes {before} before, {after} after\n{text}"
+    new = text.splitlines()
+    assert done.line_map[13] == (14, 4) and new[13].strip().startswith("if (strstr(buf, EXPECTED_1)")
+    assert done.line_map[3] == (3,) and done.line_map[4] == (5,)
+
+
+def test_c_hoist_constant_rewrite_skips_what_it_cannot_be_sure_of():
+    for source in (
+        '#include <string.h>\nint main(void) {\n    if (strcmp("a", "a") == 0) return 0;\n}\n',  # passes: no check
+        '#include <string.h>\nstatic const char *EXPECTED_1 = "x";\nint main(void) {\n    return 0;\n}\n',
+        'int main(void) {\n    if (!strstr(g(), "x")) return 1;\n}\n',  # no include to put the constant below
+    ):
+        assert REWRITES["c-hoist-constant"].run(source) is None, source
+
+
+@pytest.mark.skipif(not Path("/usr/bin/gcc").exists(), reason="no gcc to build the checker")
+def test_c_extract_helper_rewrite_keeps_the_verdict(tmp_path):
+    done = REWRITES["c-extract-helper"].run(C_CHECKER)
+    assert done is not None
+    text = done.text
+    assert "static void _check_1(FILE *f) {\n    if (f == NULL) {" in text and "        exit(1);\n" in text
+    assert 'static void _check_2(char buf[64]) {\n    if (strstr(buf, "42") == NULL) exit(3);\n}' in text
+    assert (
+        "    _check_1(f);\n    if (!fgets(buf, sizeof buf, f)) return 2;\n    _check_2(buf);\n" in text
+    )  # sizeof stays
+    for case, content in {"good": "42\n", "longer": "x 42 y\n", "bad": "41\n", "empty": "", "missing": None}.items():
+        before = _c_status(tmp_path / case / "before", C_CHECKER, content)
+        after = _c_status(tmp_path / case / "after", text, content)
+        assert after == before, f"{case}: passes {before} before, {after} after\n{text}"
+    new = text.splitlines()
+    helper_if, call = done.line_map[13]
+    assert new[helper_if - 1].strip().startswith("if (strstr(buf") and new[call - 1].strip() == "_check_2(buf);"
+    assert all(new[done.line_map[k][1] - 1].strip() == "_check_1(f);" for k in (8, 9, 10, 11))
+
+
+def test_c_extract_helper_rewrite_skips_what_it_cannot_be_sure_of():
+    for source in (
+        "int main(void) {\n    int a = 1, b = 2;\n    if (a != b) return 1;\n}\n",  # two locals in one statement
+        "int main(void) {\n    static int a = 1;\n    if (a) return 1;\n}\n",  # static: its own storage
+        "int main(void) {\n    char b[4];\n    if (sizeof b != 4) return 1;\n}\n",  # sizeof of an array
+        "int _check_1(void);\nint main(void) {\n    if (_check_1()) return 1;\n}\n",  # the name is taken
+    ):
+        assert REWRITES["c-extract-helper"].run(source) is None, source

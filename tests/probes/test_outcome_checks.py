@@ -182,6 +182,7 @@ FLAWED = {
     "tests-read-agent-source": "source-text",
     "tests-grade-shell-history": "method",
     "tests-weak-substring": "weak-substring",
+    "tests-c-weak-substring": "weak-substring",  # the check in a C file that test.sh builds and runs
     "tests-trust-self-report": "self-report",
 }
 LOOK_ALIKES = [f"clean-{name}" for name in [*FLAWED, "instruction-omits-tested-flag"]]
