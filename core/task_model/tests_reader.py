@@ -10,7 +10,7 @@ guarded reader and parses it at most once) and answers, as lazily computed facet
 - `thresholds`: counted collections passed above a threshold (core/task_model/thresholds.py);
 - `vacuity`: per test, what can make it pass vacuously (core/task_model/vacuity.py);
 - `string_constants(file)`: the strings a file holds (a Python file's constants, a data file's text);
-- `collectable`, `normalised_compares`, `strict_bounds`, `exact_listings`, `keyword_calls(names)`, `script_tools`,
+- `collectable`, `normalised_compares`, `strict_bounds`, `keyword_calls(names)`, `script_tools`,
   `script_names(name)`, `verifier_text`: the facts single rules ask (core/task_model/collect.py, normalised.py,
   bounds.py, calls.py, verifier_text.py), so that no probe parses or greps a test file itself.
 
@@ -30,7 +30,7 @@ from envqa.core.consistency.requirements import python_requirements, tree_requir
 from envqa.core.consistency.shell_requirements import commands_requirements, python_heredocs
 from envqa.core.defaults import GUARD_MAX_BYTES, MAX_TEST_BYTES
 from envqa.core.environment import Environment
-from envqa.core.task_model.bounds import ExactListing, StrictBound, exact_listings, strict_asserts
+from envqa.core.task_model.bounds import StrictBound, strict_asserts
 from envqa.core.task_model.calls import KeywordCall, keyword_calls
 from envqa.core.task_model.cases import TestCase, read_cases
 from envqa.core.task_model.checks import Shape, verifier_shape
@@ -141,11 +141,6 @@ class TestsModel:
     def strict_bounds(self) -> list[tuple[TestFile, StrictBound]]:
         """Each strict `assert x > B` / `x < B` of the Python files (core/task_model/bounds.py)."""
         return [(f, b) for f in self.python if f.tree is not None for b in strict_asserts(f.tree)]
-
-    @cached_property
-    def exact_listings(self) -> list[tuple[TestFile, ExactListing]]:
-        """Each equality of a directory's listing with a literal collection (core/task_model/bounds.py)."""
-        return [(f, x) for f in self.python if f.tree is not None for x in exact_listings(f.tree)]
 
     def keyword_calls(self, names: list[str]) -> list[KeywordCall]:
         """Every call of one of `names` in any test file's text, with its keywords (core/task_model/calls.py)."""

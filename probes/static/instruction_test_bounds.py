@@ -7,7 +7,9 @@ TB2 dev split's 2.0 tasks that 2.1 fixed). Every finding cites the instruction's
       (`os.listdir(D) == ["main.rs"]`) while a command the instruction gives writes another file into D
       (`g++ ... -o D/cmain`): following the instruction fails the test.
 
-The tests' bounds and listings are the test model's (core/task_model/bounds.py). Look-alikes kept quiet: the same
+The tests' bounds are the test model's (core/task_model/bounds.py); the listings are a query over the assertion
+model (core/task_model/assertions.py): a check that observes a directory's listing and expects it equal to a
+literal, however that literal reaches it (inline, a module constant, a fixture, a loop's case). Look-alikes kept quiet: the same
 number with an inclusive comparison, a strict bound the instruction words as strict ("more than"), a listing of a
 directory the instruction's commands never write to.
 """
@@ -21,7 +23,8 @@ from envqa.core.consistency.guards import instruction_file
 from envqa.core.consistency.verifier_writes import verifier_writes
 from envqa.core.environment import Environment
 from envqa.core.models import Finding
-from envqa.core.task_model.model import tests_of
+from envqa.core.task_model.assertions import Assertion
+from envqa.core.task_model.model import model_of, tests_of
 
 INCLUSIVE_BOUND = re.compile(
     r"\b(?P<side>at least|no less than|not less than|a minimum of|minimum of|at most|no more than|not more than|"
@@ -73,12 +76,21 @@ def _instruction_writes(instruction: str) -> list[tuple[str, int, str]]:
     return out
 
 
+def exact_listings(env: Environment) -> list[tuple[str, Assertion]]:
+    """(directory, check) for each check that a directory's listing equals a literal collection."""
+    out = []
+    for a in model_of(env).assertions.observing("listing"):
+        if a.op == "==" and not a.negated and a.expected.kind == "literal" and a.observes.path:
+            out.append((a.observes.path.rstrip("/") or "/", a))
+    return out
+
+
 def listing_findings(env: Environment) -> list[Finding]:
     writes = _instruction_writes(env.instruction)
     if not writes:
         return []
     out = []
-    for f, (directory, line) in tests_of(env).exact_listings:  # core/task_model/bounds.py
+    for directory, check in exact_listings(env):
         hit = next((w for w in writes if str(PurePosixPath(w[0]).parent) == directory), None)
         if hit is None:
             continue
@@ -88,10 +100,10 @@ def listing_findings(env: Environment) -> list[Finding]:
                 message=f"the test compares the exact listing of {directory}, but the instruction's own "
                 f"command writes {hit[0]} there: an agent that follows the instruction fails it",
                 evidence=[
-                    f"test: {f.rel}:{line}: {f.line(line)}",
+                    f"test: {check.where}: {check.code}",
                     f"instruction: {instruction_file(env)}:{hit[1]}: {hit[2]}",
                 ],
-                location=f"{f.rel}:{line}",
+                location=check.where,
             )
         )
     return out

@@ -28,9 +28,6 @@ KNOWN_GAPS: frozenset[tuple[str, str]] = frozenset(
         ("tests-pin-unnamed-database", "fixture"),
         ("tests-pin-unnamed-database", "unittest"),
         ("tests-trust-self-report", "loop"),  # verifier-literal-only: a literal in a one-case loop
-        ("variation-build-product-listing", "hoist-constant"),  # the listing bound: not through a constant
-        ("variation-build-product-listing", "fixture"),
-        ("variation-build-product-listing", "loop"),
     }
 )
 
