@@ -10,7 +10,7 @@ from envqa.core.consistency.compare import Mismatch, mismatches
 from envqa.core.consistency.guards import TaskFacts, facts_with
 from envqa.core.environment import Environment
 from envqa.core.task_model.model import model_of, tests_of
-from envqa.core.task_model.tested_terms import compared_requirements, flag_key_mismatches
+from envqa.core.task_model.tested_terms import compared_requirements, database_requirements, flag_key_mismatches
 
 
 def task_facts(env: Environment) -> TaskFacts:
@@ -21,13 +21,15 @@ def task_facts(env: Environment) -> TaskFacts:
 
 def instruction_mismatches(env: Environment) -> tuple[TaskFacts, list[Mismatch]]:
     """The instruction held against the tests: the paths, names and spellings the test model's requirements show
-    (core/consistency/compare.py), with the literals every check of the assertion model compares (any language,
-    resolved through helpers), and the flags and keys those checks require (core/task_model/tested_terms.py). One
-    list for the rules (probes/static/instruction_rules.py) and the instruction fixer alike."""
+    (core/consistency/compare.py), with the literals every check of the assertion model compares and the databases
+    they pin (any language, resolved through helpers, fixtures and unittest methods), and the flags and keys those
+    checks require (core/task_model/tested_terms.py). One list for the rules (probes/static/instruction_rules.py)
+    and the instruction fixer alike."""
     facts = task_facts(env)
     model = model_of(env)
     records = model.assertions.assertions
-    found = mismatches(replace(facts, requirements=facts.requirements + compared_requirements(records)))
+    extra = compared_requirements(records) + database_requirements(records)
+    found = mismatches(replace(facts, requirements=facts.requirements + extra))
     seen = {m.key() for m in found}
     for m in flag_key_mismatches(env, facts, records, model.provenance):
         if m.key() not in seen:

@@ -170,3 +170,15 @@ def compared_requirements(records: list[Assertion]) -> list[Requirement]:
         for v in a.expected.values or ([a.expected.value] if a.expected.value else []):
             out.append(Requirement("compared", v, "cs" if a.expected.case_sensitive else "ci", a.file, a.line, a.code))
     return out
+
+
+def database_requirements(records: list[Assertion]) -> list[Requirement]:
+    """The databases whose contents a check compares with a fixed value ("state": the agent must leave them as
+    they are), one per database, cited at its first such check: whatever the spelling that reaches the connection
+    (a helper's argument, a fixture, a unittest method), the records resolve it."""
+    out: dict[str, Requirement] = {}
+    for a in records:
+        path = a.observes.path
+        if a.observes.kind == "database" and path and path.startswith("/") and a.expected.kind == "literal":
+            out.setdefault(path, Requirement("path", path, "state", a.file, a.line, a.code))
+    return list(out.values())

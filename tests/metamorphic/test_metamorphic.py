@@ -24,9 +24,6 @@ KNOWN_GAPS: frozenset[tuple[str, str]] = frozenset(
         ("flaky-tests", "loop"),  # verifier-literal-only: a literal in a one-case loop
         ("instruction-names-other-path", "fixture"),  # the path rule cites the fixture's line, not the check's
         ("tests-expect-other-spelling", "unittest"),  # the spelling rule does not read self.assertEqual's literal
-        ("tests-pin-unnamed-database", "extract-helper"),  # consistency requirements: not through a helper
-        ("tests-pin-unnamed-database", "fixture"),
-        ("tests-pin-unnamed-database", "unittest"),
         ("tests-trust-self-report", "loop"),  # verifier-literal-only: a literal in a one-case loop
     }
 )
