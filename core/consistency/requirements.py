@@ -78,6 +78,20 @@ MTIMES = {"getmtime", "getctime", "st_mtime", "st_ctime", "st_mtime_ns", "st_ino
 HASHING = re.compile(r"sha\d*|md5|blake2\w*|hash|digest|checksum|crc32|adler32", re.I)
 RUNS = {"run", "call", "check_call", "check_output", "Popen", "system", "popen", "getoutput", "getstatusoutput"}
 FOLDS = {"lower", "upper", "casefold", "title"}
+# unittest's spellings of `a == b`, `a != b`, `a in b`, `a not in b`: their first two arguments are compared sides
+COMPARE_CALLS = {
+    "assertEqual",
+    "assertEquals",
+    "assertNotEqual",
+    "assertIn",
+    "assertNotIn",
+    "assertListEqual",
+    "assertTupleEqual",
+    "assertSetEqual",
+    "assertSequenceEqual",
+    "assertMultiLineEqual",
+    "assertCountEqual",
+}
 
 
 def _name(func: ast.AST) -> str:
@@ -166,6 +180,8 @@ class _Reader(ast.NodeVisitor):
         self.call_paths(node, name, receiver)
         if name in ("startswith", "endswith") and receiver is not None:
             self.compared_affix(node, receiver)
+        if name in COMPARE_CALLS and receiver is not None and len(node.args) >= 2:
+            self.compared_sides(list(node.args[:2]), node)  # self.assertEqual(content, "sha256:" + digest)
         if name in ("getpwnam", "getgrnam") and node.args and (user := self.resolve.value(node.args[0])):
             self.add("name", user, "user" if name == "getpwnam" else "group", node)
         self.generic_visit(node)
@@ -230,13 +246,17 @@ class _Reader(ast.NodeVisitor):
         ]
 
     def visit_Compare(self, node: ast.Compare) -> None:
-        sides = [node.left, *node.comparators]
         if all(isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for op in node.ops):
-            folded = any(isinstance(s, ast.Call) and _name(s.func) in FOLDS for side in sides for s in ast.walk(side))
-            for side in sides:
-                for lit in self.literals(side):
-                    self.add("compared", lit, "ci" if folded else "cs", node)
+            self.compared_sides([node.left, *node.comparators], node)
         self.generic_visit(node)
+
+    def compared_sides(self, sides: list[ast.expr], node: ast.AST) -> None:
+        """The literals of an equality or membership check's sides, compared case-insensitively when a side is
+        folded (`.lower()`)."""
+        folded = any(isinstance(s, ast.Call) and _name(s.func) in FOLDS for side in sides for s in ast.walk(side))
+        for side in sides:
+            for lit in self.literals(side):
+                self.add("compared", lit, "ci" if folded else "cs", node)
 
     def literals(self, node: ast.AST) -> list[str]:
         """The string constants a compared side is made of (`"sha256:" + digest` gives "sha256:")."""
