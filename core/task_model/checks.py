@@ -109,6 +109,29 @@ def _members(node: ast.AST, consts: dict[str, list[str]]) -> list[str] | None:
     return _lit(node, consts)
 
 
+def _loop_cases(loop: ast.For) -> dict[str, list[str]]:
+    """The names a loop over literal cases binds, each to the literals it takes: `for expected in ["a", "b"]`
+    binds expected to "a" and "b", `for n, out in [(1, "1"), (2, "4")]` binds n and out by position. A loop whose
+    cases are not all literals binds nothing."""
+    cases = loop.iter.elts if isinstance(loop.iter, (ast.List, ast.Tuple, ast.Set)) else None
+    target = loop.target
+    if not cases:
+        return {}
+    if isinstance(target, ast.Name):
+        values = [_lit(c, {}) for c in cases]
+        return {} if any(v is None for v in values) else {target.id: [x for v in values for x in v or []]}
+    if not isinstance(target, ast.Tuple) or not all(
+        isinstance(c, (ast.Tuple, ast.List)) and len(c.elts) == len(target.elts) for c in cases
+    ):
+        return {}
+    out: dict[str, list[str]] = {}
+    for i, t in enumerate(target.elts):
+        values = [_lit(c.elts[i], {}) for c in cases if isinstance(c, (ast.Tuple, ast.List))]
+        if isinstance(t, ast.Name) and all(v is not None for v in values):
+            out[t.id] = [x for v in values for x in v or []]
+    return out
+
+
 def _call_name(node: ast.AST) -> str:
     if isinstance(node, ast.Call):
         f = node.func
@@ -193,6 +216,16 @@ class _PyShape(ast.NodeVisitor):
             self.shape.exists.append(self.ev(node))
         else:
             self.shape.computed.append(self.ev(node))
+
+    def visit_For(self, node: ast.For) -> None:
+        """A loop over literal cases binds its names to those literals inside the loop, and only there."""
+        bound = _loop_cases(node)
+        shadowed = {k: self.consts[k] for k in bound if k in self.consts}
+        self.consts.update(bound)
+        self.generic_visit(node)
+        for k in bound:
+            self.consts.pop(k, None)
+        self.consts.update(shadowed)
 
     def visit_Assert(self, node: ast.Assert) -> None:
         self.check(node.test, node)

@@ -21,9 +21,7 @@ pytestmark = pytest.mark.fast
 KNOWN_GAPS: frozenset[tuple[str, str]] = frozenset(
     {
         # rules not yet queries over the assertion model (core/task_model/assertions.py): each reads one spelling
-        ("flaky-tests", "loop"),  # verifier-literal-only: a literal in a one-case loop
         ("instruction-names-other-path", "fixture"),  # the path rule cites the fixture's line, not the check's
-        ("tests-trust-self-report", "loop"),  # verifier-literal-only: a literal in a one-case loop
     }
 )
 
