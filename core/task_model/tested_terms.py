@@ -182,3 +182,15 @@ def database_requirements(records: list[Assertion]) -> list[Requirement]:
         if a.observes.kind == "database" and path and path.startswith("/") and a.expected.kind == "literal":
             out.setdefault(path, Requirement("path", path, "state", a.file, a.line, a.code))
     return list(out.values())
+
+
+def checked_paths(records: list[Assertion]) -> list[Requirement]:
+    """The files whose content or existence a check looks at ("read": the agent must produce them), cited at the
+    check: the path the records resolve through a fixture, a helper or a constant, where the test reader sees only
+    the line that names it."""
+    out: dict[str, Requirement] = {}
+    for a in records:
+        path = a.observes.path
+        if a.observes.kind in ("output_file", "existence") and path and path.startswith("/") and not a.negated:
+            out.setdefault(path, Requirement("path", path, "read", a.file, a.line, a.code))
+    return list(out.values())
