@@ -191,6 +191,8 @@ def checked_paths(records: list[Assertion]) -> list[Requirement]:
     out: dict[str, Requirement] = {}
     for a in records:
         path = a.observes.path
-        if a.observes.kind in ("output_file", "existence") and path and path.startswith("/") and not a.negated:
+        if not path or "{" in path:  # an f-string part the records could not resolve: not one file
+            continue
+        if a.observes.kind in ("output_file", "existence") and path.startswith("/") and not a.negated:
             out.setdefault(path, Requirement("path", path, "read", a.file, a.line, a.code))
     return list(out.values())

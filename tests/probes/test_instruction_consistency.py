@@ -254,6 +254,15 @@ def test_more_shapes(tmp_path, instruction, test_py, solve, rule):
             "#!/bin/bash\nmkdir -p /app/out; echo '{\"id\": 1}' > /app/out/1.json\n",
             None,
         ),
+        # a path built from a name no reader resolves (a file listing, a random id): not one file to name
+        (
+            "Write hello to /app/out.txt; leave the inputs in /app as they are.\n",
+            'import os, uuid\nfrom pathlib import Path\ndef test():\n    for fname in os.listdir("/app"):\n'
+            '        assert Path(f"/app/{fname}").exists()\n    tmp = Path(f"/app/run_{uuid.uuid4()}")\n'
+            '    assert not tmp.exists()\n    assert Path("/app/out.txt").read_text() == "hello"\n',
+            None,
+            None,
+        ),
         # a case-only difference in prose, and a compare that folds case
         (
             "Print the word Hello to /app/out.txt.\n",
