@@ -33,6 +33,7 @@ KEYED = ("output_file", "stdout", "value")
 DOC_NAME = re.compile(
     r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?:md|txt|rst|json|ya?ml|toml|html|proto|graphql|ini|csv))\b"
 )
+PLACEHOLDER = re.compile(r"(?:[A-Z][A-Z0-9]+|<[A-Za-z][\w ]*>|\{[A-Za-z][\w ]*\})")  # NAME, <name>, {name}
 FLAG = re.compile(r"^--?([A-Za-z][\w-]*)(?:=.*)?$")
 
 
@@ -43,12 +44,29 @@ def _words(name: str) -> list[str]:
 
 
 def stated_in(name: str, text: str) -> bool:
-    """The flag or key as a word of `text`, in any of its spellings (case-insensitive, word boundaries)."""
+    """The flag or key as a word of `text`, in any of its spellings (case-insensitive, word boundaries), or built
+    by a name template the text gives (`_templated`)."""
     words = _words(name)
     if not words:
         return True
     pattern = r"(?<![A-Za-z0-9])" + r"[\s_\-]?".join(re.escape(w) for w in words) + r"(?![A-Za-z0-9])"
-    return re.search(pattern, text, re.I) is not None
+    return re.search(pattern, text, re.I) is not None or _templated(name, text)
+
+
+def _templated(name: str, text: str) -> bool:
+    """`input_fwd` under "headers are `NAME_DIR`, NAME one of input, egfp; DIR fwd or rev": the text gives a template
+    of placeholders joined by the name's own separator (`NAME_DIR`, `<name>_<dir>`, `{name}-{dir}`), as many as the
+    name has parts, and states every part as a word."""
+    parts = re.split(r"([_\-.])", name)
+    pieces, seps = parts[::2], set(parts[1::2])
+    if len(pieces) < 2 or len(seps) != 1 or not all(pieces):
+        return False
+    sep = re.escape(seps.pop())
+    slot = PLACEHOLDER.pattern
+    template = re.compile(rf"(?<![\w<{{]){slot}(?:{sep}{slot}){{{len(pieces) - 1}}}(?![\w>}}]|{sep})")
+    if not template.search(text):
+        return False
+    return all(re.search(rf"(?<![A-Za-z0-9]){re.escape(p)}(?![A-Za-z0-9])", text, re.I) for p in pieces)
 
 
 def _read(path: Path) -> str:

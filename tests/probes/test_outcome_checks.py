@@ -111,6 +111,13 @@ def test_one_row_two_labels():
         ("--dry-run", "with dry_run set, nothing is written", True),
         ("total_count", "the totals", False),
         ("json", "prints JSONL lines", False),
+        # built by a template the text gives, every part stated; not when a part or the template is missing
+        ("input_fwd", "name each record `NAME_DIR`: NAME is input or egfp, DIR is fwd or rev", True),
+        ("user-id", "write one file <user>-<id>.json per user and id", True),
+        ("input_fwd", "name each record `NAME_DIR`: NAME is input or egfp, DIR is forward or reverse", False),
+        ("user_id", "write one file <user>-<id>.json per user and id", False),
+        ("input_fwd_a", "name each record `NAME_DIR`: NAME is input or egfp, DIR is fwd or rev", False),
+        ("total_count", "print the TOTAL and how many rows count", False),
     ],
 )
 def test_stated_in_any_spelling(name, text, stated):
