@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import re
 
+from envqa.core.consistency.guards import instruction_file
 from envqa.core.defaults import OUTCOME_WEAK_CHARS as WEAK_CHARS
 from envqa.core.environment import Environment
-from envqa.core.models import Finding
+from envqa.core.models import Finding, Severity
 from envqa.core.task_model.assertions import Assertion
 from envqa.core.task_model.model import model_of
 
@@ -36,6 +37,13 @@ COMMON_WORDS = {"ok", "okay", "done", "success", "successful", "pass", "passed",
 OUTPUTS = ("stdout", "stderr")
 PINNING = ("literal", "file", "computed", "threshold", "agent_output")  # an expectation that pins the value
 NEGATIVE_OPS = {"not in", "!=", "not match", "not matches", "absent"}
+# A sentence of the instruction that forbids a means: the method check then enforces a stated rule, not a guess.
+PROHIBITION = re.compile(
+    r"\b(?:must not|mustn't|do not|don't|should not|shouldn't|may not|cannot|can't|never|not allowed|forbidden|"
+    r"prohibited|avoid|without)\b",
+    re.I,
+)
+SENTENCE = re.compile(r"[^.!?\n]+")
 
 
 def _weak(value: str | None) -> bool:
@@ -147,6 +155,30 @@ def _message(a: Assertion, case: str) -> str:
     )
 
 
+def _parts(value: str) -> set[str]:
+    """The words of a forbidden text (`register_forward_hook`, `import subprocess`), each also without a plural s."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", value)
+    words = {w.lower() for w in re.split(r"[^A-Za-z0-9]+", spaced) if len(w) >= 3}
+    return words | {w[:-1] for w in words if w.endswith("s")}
+
+
+def stated_prohibition(a: Assertion, env: Environment) -> str | None:
+    """`instruction.md:N: <sentence>` where the instruction forbids what a method check forbids (a sentence with a
+    prohibition and a word of the forbidden text: "You must not use hooks" for `"register_forward_hook" not in
+    src`); None when it does not."""
+    values = a.expected.values or ([a.expected.value] if a.expected.value is not None else [])
+    parts = set().union(*(_parts(str(v)) for v in values)) if values else set()
+    if not parts:
+        return None
+    for n, line in enumerate(env.instruction.splitlines(), 1):
+        for sentence in SENTENCE.findall(line):
+            words = {w.lower() for w in re.findall(r"[A-Za-z0-9]+", sentence)}
+            words |= {w[:-1] for w in words if w.endswith("s")}
+            if PROHIBITION.search(sentence) and words & parts:
+                return f"instruction: {instruction_file(env)}:{n}: {sentence.strip()}"
+    return None
+
+
 def _evidence(a: Assertion) -> list[str]:
     out = [f"check: {a.where}: {a.code}"]
     for h in a.hops:
@@ -165,13 +197,18 @@ def outcome_check_findings(env: Environment) -> list[Finding]:
         case = case_of(a, records)
         if case is None:
             continue
+        stated = stated_prohibition(a, env) if case == "method" and _negative(a) else None
+        message = _message(a, case)
+        if stated:
+            message += "; the instruction forbids it, so the check enforces a stated rule (info)"
         out.append(
             Finding.of(
                 RULE,
-                _message(a, case),
-                evidence=_evidence(a),
+                message,
+                evidence=_evidence(a) + ([stated] if stated else []),
                 location=a.where,
                 subtype=case,
+                severity=Severity.INFO if stated else None,
             )
         )
     return out

@@ -214,3 +214,45 @@ def test_each_flaw_is_named_at_its_check_with_its_helper(name):
 def test_look_alikes_stay_quiet(name):
     loud = [(f.rule, f.location) for f in _lint(name) if f.severity != "info"]
     assert loud == [], f"{name}: {loud}"
+
+
+METHOD_TEST = """from pathlib import Path
+
+
+def read_source():
+    return Path("/app/fetch.py").read_text()
+
+
+def test_no_shelling_out():
+    assert "import subprocess" not in read_source()
+
+
+def test_output():
+    assert Path("/app/out.txt").read_text() == "hello"
+"""
+
+
+@pytest.mark.parametrize(
+    ("instruction", "severity"),
+    [
+        ("Write /app/fetch.py, which writes hello to /app/out.txt.\n", "warning"),
+        ("Write /app/fetch.py, which writes hello to /app/out.txt. Do not use subprocess for it.\n", "info"),
+        ("Write /app/fetch.py, which writes hello to /app/out.txt. Do not print anything.\n", "warning"),
+    ],
+)
+def test_a_method_check_the_instruction_states_is_info_citing_its_line(tmp_path, instruction, severity):
+    """A check forbidding a text in the agent's source grades the method; where the instruction forbids that means
+    in so many words, the check enforces a stated rule, and the finding drops to info citing the sentence. A
+    prohibition of something else leaves it a warning."""
+    env_dir = write_env(
+        tmp_path,
+        {
+            "instruction.md": instruction,
+            "tests/test_outputs.py": METHOD_TEST,
+            "solution/solve.sh": '#!/bin/bash\nprintf \'open("/app/out.txt", "w").write("hello")\\n\' > /app/fetch.py\n',
+        },
+    )
+    found = [f for f in lint_findings(load_environment(env_dir, lint=True)) if f.rule == RULE]
+    assert [(f.subtype, f.severity.value) for f in found] == [("method", severity)]
+    stated = [e for e in found[0].evidence if e.startswith("instruction: ")]
+    assert stated == (["instruction: instruction.md:1: Do not use subprocess for it"] if severity == "info" else [])
