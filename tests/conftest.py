@@ -186,6 +186,16 @@ def separate_store(request) -> dict:
     return {"QA_STORE_URL": request.getfixturevalue("pg_server").create_database(f"t_{uuid.uuid4().hex[:12]}")}
 
 
+@pytest.fixture
+def keep_logging():
+    """A command run in-process sets structlog up for itself (its level, its renderer): put back what was there."""
+    import structlog
+
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
+
+
 @pytest.fixture(autouse=True)
 def _store_backend(request, monkeypatch):
     if os.environ.get("QA_TEST_STORE", "sqlite") != "postgres":

@@ -14,7 +14,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-import structlog
 from typer.testing import CliRunner
 
 from envqa.app.cli import app
@@ -28,14 +27,6 @@ from tests.fake_tasks import use_backend
 from .conftest import dataset_backend, make_dataset
 
 pytestmark = pytest.mark.fast
-
-
-@pytest.fixture
-def keep_logging():
-    """The CLI binds structlog to the runner's captured stderr, closed afterwards: restore what was there."""
-    saved = structlog.get_config()
-    yield
-    structlog.configure(**saved)
 
 
 @pytest.fixture

@@ -130,16 +130,6 @@ def test_one_run_on_the_fake_backend_parses_its_environment_once(tmp_path, fresh
     assert fresh_cache.parses == 1
 
 
-@pytest.fixture
-def keep_logging():
-    """The CLI binds structlog to the runner's captured stderr, closed afterwards: restore what was there."""
-    import structlog
-
-    saved = structlog.get_config()
-    yield
-    structlog.configure(**saved)
-
-
 def test_qa_run_from_the_command_line_reads_its_version_once(tmp_path, fresh_cache, monkeypatch, keep_logging):
     """`qa run` as a user types it, in this process (the CLI's up-front check, the runner, the snapshot, every
     graph node, trial and probe job): the task is parsed once, its directory hashed once, its task model built

@@ -12,13 +12,6 @@ from envqa.core.logs import configure_logging
 pytestmark = pytest.mark.fast
 
 
-@pytest.fixture
-def keep_logging():
-    saved = structlog.get_config()
-    yield
-    structlog.configure(**saved)
-
-
 def test_a_warning_after_the_set_up_stream_closed_reaches_the_stderr_of_the_moment(capsys, keep_logging, monkeypatch):
     """The CLI's set-up once bound the logger to the captured stderr of a CliRunner call; once that stream closed,
     every later warning in the process raised "I/O operation on closed file" inside the code that logged."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 
 import pytest
-import structlog
 from typer.testing import CliRunner
 
 from envqa.app.cli import app
@@ -36,14 +35,6 @@ def sweep_of(report: dict, model: str) -> list[tuple[str, float | None]]:
     return sorted(
         (t["outcome"], t["reward"]) for t in report["trials"] if t["agent"] == "solver" and t["model"] == model
     )
-
-
-@pytest.fixture
-def keep_logging():
-    """The CLI binds structlog to the runner's captured stderr, closed afterwards: restore what was there."""
-    saved = structlog.get_config()
-    yield
-    structlog.configure(**saved)
 
 
 @pytest.mark.fast
