@@ -89,10 +89,22 @@ def _hard(pool: dict[str, ImportedTrial]) -> dict:
     return _kind("hard", f"{len(failed)} honest attempt(s) by {len(setups)} setup(s) failed: {varied}{few}", failed)
 
 
+def _holds_the_failures(f: Finding, failures: list[dict] | None) -> bool:
+    """An ambiguity finding explains the failures when it cites failed trials, or, read from the files alone, when
+    the failures were not read against the checks (no task model) or at least one failed on an unstated check."""
+    if f.trial_ids or failures is None:
+        return True
+    return any(x["kind"] == "ambiguity" for x in failures)
+
+
 def no_pass_kind(
-    trials: dict[str, ImportedTrial], pool: dict[str, ImportedTrial], findings: list[Finding]
+    trials: dict[str, ImportedTrial],
+    pool: dict[str, ImportedTrial],
+    findings: list[Finding],
+    failures: list[dict] | None = None,
 ) -> dict | None:
-    """The kind of a task no setup solved honestly, with its evidence and trials; None when one did."""
+    """The kind of a task no setup solved honestly, with its evidence and trials; None when one did. `failures` are
+    the failed trials' kinds read against the task model (probes/cross_trial/failures.py), None without one."""
     raised = [f for f in findings if f.severity != Severity.INFO]
     shortcut_ids = {
         i for f in findings if f.rule in SHORTCUTS and "harness problem" not in f.message for i in f.trial_ids
@@ -109,7 +121,12 @@ def no_pass_kind(
             "exploit-only", f"all {len(passes)} pass(es) are shortcuts a trajectory shows", [pool[i] for i in passes]
         )
     ambiguous = next(  # a finding that holds the failures (it cites trials) before one read from the files alone
-        iter(sorted((f for f in raised if str(f.label) in UNDERSPECIFIED_LABELS), key=lambda f: not f.trial_ids)),
+        iter(
+            sorted(
+                (f for f in raised if str(f.label) in UNDERSPECIFIED_LABELS and _holds_the_failures(f, failures)),
+                key=lambda f: not f.trial_ids,
+            )
+        ),
         None,
     )
     if ambiguous is not None:

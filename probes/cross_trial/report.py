@@ -82,6 +82,7 @@ def task_triage(
     pool = pooled(rates, band, confidence)
     harness = [f.message for f in found if f.rule == "agent-never-ran"]
     panel = task.panel()
+    failures = failure_kinds(task)
     return {
         "task": task.task,
         "trials": len(task.trials),
@@ -94,8 +95,8 @@ def task_triage(
         "harness_problems": harness,
         "panel": asdict(panel),
         "coverage": task.coverage.lines(panel, {f.rule for f in found}),
-        "no_pass": no_pass_kind(task.trials, task.pool(), found),
-        "failures": failure_kinds(task),
+        "no_pass": no_pass_kind(task.trials, task.pool(), found, failures),
+        "failures": failures,
         "verdict": verdict(found, pool),
     }
 

@@ -112,16 +112,15 @@ def write_task(root: Path, *, states_flag: bool) -> Path:
     return task
 
 
-def write_panel(root: Path, *, states_flag: bool) -> tuple[Path, Path]:
+def write_panel(root: Path, *, states_flag: bool, failures: list[dict] = FAILURES) -> tuple[Path, Path]:
     """The task (tasks/top-words) and its runs: one Harbor job per setup, one failed trial each; returns
     (runs folder, tasks folder)."""
     task = write_task(root, states_flag=states_flag)
     checksum = harbor_task_checksum(task)
     runs = root / "runs"
-    for agent, failures in zip(SETUPS, FAILURES, strict=True):
+    for agent, failed in zip(SETUPS, failures, strict=True):
         tests = [
-            (n, "failed", failures[n]) if n in failures else (n, "passed", "")
-            for n in ("test_prints_counts", "test_limit")
+            (n, "failed", failed[n]) if n in failed else (n, "passed", "") for n in ("test_prints_counts", "test_limit")
         ]
         plan = TrialPlan(
             task=TASK, agent=agent, attempt=1, n_attempts=1, tests=tests, instruction=INSTRUCTION, reward=0.0
@@ -135,8 +134,8 @@ def write_panel(root: Path, *, states_flag: bool) -> tuple[Path, Path]:
     return runs, task.parent
 
 
-def _doc(root: Path, *, states_flag: bool) -> dict:
-    runs, tasks = write_panel(root, states_flag=states_flag)
+def _doc(root: Path, *, states_flag: bool, failures: list[dict] = FAILURES) -> dict:
+    runs, tasks = write_panel(root, states_flag=states_flag, failures=failures)
     return analyze([runs], load_config(None, {"home": str(root / "qa-home")}), tasks=[tasks], store=False)
 
 
@@ -239,16 +238,8 @@ def test_a_failing_test_maps_to_the_checks_of_its_module_or_of_every_module_when
 
 def _trial(message: str, **kw) -> ImportedTrial:
     kw.setdefault("tests", [TestOutcome(name="test_a.py::test_limit", status="failed", message=message)])
-    return ImportedTrial(
-        source_format="harbor",
-        path="/t",
-        trial_name="t",
-        task_name="x",
-        agent="a",
-        model="m",
-        outcome=Outcome.FAIL,
-        **kw,
-    )
+    fields = {"trial_name": "t", "agent": "a", "model": "m"} | kw
+    return ImportedTrial(source_format="harbor", path="/t", task_name="x", outcome=Outcome.FAIL, **fields)
 
 
 def test_each_kind_of_failed_trial():
@@ -298,3 +289,26 @@ def test_qa_runs_own_solver_trials_are_read_against_the_task_too(tmp_path, state
     if fires:
         assert sorted(found[0].trial_ids) == ["t0", "t1", "t2"]
         assert any("tests/test_outputs.py:" in e for e in found[0].evidence)
+
+
+@pytest.mark.parametrize(
+    ("failures", "kind"),
+    [
+        (None, "underspecified"),  # no task model: the failures were not read, the static finding stands
+        ([{"kind": "capability"}, {"kind": "capability"}], "hard"),  # every failure on a stated check
+        ([{"kind": "capability"}, {"kind": "ambiguity"}], "underspecified"),
+    ],
+)
+def test_a_static_omission_explains_a_no_pass_task_only_where_a_failure_hits_it(failures, kind):
+    """instruction-omits-tested-requirement read from the files alone: a no-pass task is `underspecified` by it
+    when a failure was on a check requiring the unstated term, or when the failures could not be read against the
+    checks; where every failure is on a stated check, the omission does not explain them and the task is `hard`."""
+    from envqa.core.models import Finding
+    from envqa.probes.cross_trial.no_pass import no_pass_kind
+
+    trials = {
+        f"t{i}": _trial("AssertionError: wrong counts", trial_name=f"t{i}", agent=f"a{i}", model=f"m{i}")
+        for i in range(2)
+    }
+    static = Finding.of("instruction-omits-tested-requirement", "the tests pass --limit, which the instruction omits")
+    assert no_pass_kind(trials, trials, [static], failures)["kind"] == kind
