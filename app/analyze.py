@@ -117,8 +117,7 @@ def _task_context(task_dir: Path | None) -> TaskContext:
     if task_dir is None:
         return TaskContext()
     from envqa.core.environment import load_environment
-    from envqa.core.task_model.unstated_checks import checks_by_test
-    from envqa.probes.cross_trial.qa import verifier_tools
+    from envqa.probes.cross_trial.qa import task_checks, verifier_tools
     from envqa.probes.static.task_schema import lint_findings
 
     try:
@@ -127,12 +126,7 @@ def _task_context(task_dir: Path | None) -> TaskContext:
         log.warning("analyze.task_unreadable", task=str(task_dir), error=str(e)[:200])
         return TaskContext()
     static = [f for f in lint_findings(env) if f.severity != Severity.INFO]
-    try:
-        checks = checks_by_test(env)
-    except (EnvQAError, OSError, ValueError) as e:  # the static findings stand; the failures go unread
-        log.warning("analyze.checks_unread", task=str(task_dir), error=str(e)[:200])
-        checks = None
-    return TaskContext(env.instruction, verifier_tools(env), static, checks)
+    return TaskContext(env.instruction, verifier_tools(env), static, task_checks(env))
 
 
 def triage_matching(matching: Matching, config: QAConfig, count_stale: bool = False) -> list[dict]:

@@ -15,6 +15,7 @@ that nothing in it reads as a check) is listed in `unread` with the reason, neve
 from __future__ import annotations
 
 import re
+from functools import cached_property
 
 from envqa.core.defaults import COMPILED_HELPER_SITES as MAX_HELPER_SITES
 from envqa.core.defaults import MAX_TEST_BYTES, TEST_MODEL_CODE_CHARS
@@ -141,8 +142,17 @@ class _FileReader:
         parameters bound to that call's arguments, as the Python reader reads one)."""
         if not name:
             return []
-        calls = [n for n in ts.walk(self.root) if n.type in CALLS and callee(n) == name]
+        calls = self.calls_by_name.get(name, [])
         return [n for n in calls if not (helper.start_byte <= n.start_byte < helper.end_byte)][:MAX_HELPER_SITES]
+
+    @cached_property
+    def calls_by_name(self) -> dict[str, list[ts.Node]]:
+        """Every call in the file by its callee's name, walked once however many checks sit in helpers."""
+        out: dict[str, list[ts.Node]] = {}
+        for n in ts.walk(self.root):
+            if n.type in CALLS:
+                out.setdefault(callee(n), []).append(n)
+        return out
 
     def record(self, c: Check, helper: ts.Node | None = None, site: ts.Node | None = None) -> Assertion:
         bound = None

@@ -25,6 +25,10 @@ from envqa.core.defaults import (
 )
 from envqa.core.imported import ImportedTrial
 
+EMPTY_AGENTS = frozenset({"nop"})  # an agent that does nothing: what it fails is the task's fail-to-pass set
+NOT_POOL = EMPTY_AGENTS | {"oracle"}  # the reference solution and the empty agent are not in the pool
+FAILED = ("failed", "error")  # a test's statuses that count as failing
+
 
 @dataclass(frozen=True)
 class Panel:

@@ -27,12 +27,11 @@ from envqa.core.defaults import CROSS_TRIAL_UNSTATED_SHARE
 from envqa.core.imported import ImportedTrial, TestOutcome
 from envqa.core.models import Finding, Outcome, Severity
 from envqa.core.task_model.unstated_checks import TestChecks, UnstatedTerm
+from envqa.probes.cross_trial.evidence import FAILED, NOT_POOL
 from envqa.probes.cross_trial.verifier_errors import verifier_error
 
 RULE = "failures-on-unstated-requirement"
-FAILED = ("failed", "error")
 KINDS = ("capability", "ambiguity", "brittleness", "infra")
-REFERENCE = {"oracle", "nop"}  # the reference solution and the empty agent: not attempts (probe.py NOT_POOL)
 WHAT = {"flag": "option", "key": "key", "exec": "program", "output": "output", "user": "user name", "url": "URL"}
 UNITTEST = re.compile(r"^(?P<fn>\w+) \((?P<mod>[\w.]+)\)$")  # unittest's "test_foo (test_mod.Case)"
 
@@ -121,7 +120,7 @@ def failure_kinds(task: TaskTrials) -> list[dict] | None:
         return None
     out = []
     for _, t in sorted(task.trials.items(), key=lambda kv: kv[1].trial_name):
-        if t.outcome == Outcome.PASS or t.agent in REFERENCE:
+        if t.outcome == Outcome.PASS or t.agent in NOT_POOL:
             continue
         kind, why = classify(t, task.checks)
         out.append({"trial": t.trial_name, "group": t.agent_model, "kind": kind, "why": why[:240]})

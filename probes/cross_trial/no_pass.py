@@ -120,14 +120,10 @@ def no_pass_kind(
         return _kind(
             "exploit-only", f"all {len(passes)} pass(es) are shortcuts a trajectory shows", [pool[i] for i in passes]
         )
-    ambiguous = next(  # a finding that holds the failures (it cites trials) before one read from the files alone
-        iter(
-            sorted(
-                (f for f in raised if str(f.label) in UNDERSPECIFIED_LABELS and _holds_the_failures(f, failures)),
-                key=lambda f: not f.trial_ids,
-            )
-        ),
-        None,
+    ambiguous = min(  # a finding that holds the failures (it cites trials) before one read from the files alone
+        (f for f in raised if str(f.label) in UNDERSPECIFIED_LABELS and _holds_the_failures(f, failures)),
+        key=lambda f: not f.trial_ids,
+        default=None,
     )
     if ambiguous is not None:
         return _kind(

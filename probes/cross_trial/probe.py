@@ -28,7 +28,7 @@ from envqa.core.defaults import CROSS_TRIAL_ALONE_SHARE, CROSS_TRIAL_CONVERGING_
 from envqa.core.imported import ImportedTrial
 from envqa.core.models import Finding, Outcome, Severity
 from envqa.core.task_model.unstated_checks import TestChecks
-from envqa.probes.cross_trial.evidence import Coverage, Panel
+from envqa.probes.cross_trial.evidence import EMPTY_AGENTS, FAILED, NOT_POOL, Coverage, Panel
 from envqa.probes.cross_trial.failures import failures_on_unstated_requirement
 from envqa.probes.cross_trial.missing import verifier_wants_missing_file
 from envqa.probes.cross_trial.pool_rules import agent_never_ran, outlier_pass
@@ -43,9 +43,6 @@ from envqa.probes.cross_trial.text import (
 )
 from envqa.probes.cross_trial.verifier_errors import verifier_error, verifier_errors_everywhere
 
-EMPTY_AGENTS = frozenset({"nop"})  # an agent that does nothing: what it fails is the task's fail-to-pass set
-NOT_POOL = EMPTY_AGENTS | {"oracle"}  # the reference solution and the empty agent are not in the pool
-FAILED = ("failed", "error")
 EMPTYISH = {"None", "''", '""', "[]", "{}", "()", "null", "b''"}  # no output at all: a crash, not an answer
 # A verdict, not an answer: a boolean, or a bare number in a message about an exit status (`assert 1 == 0` where
 # 1 = ....returncode). Many models failing the same exit-status check is a crash in common, not a reading.

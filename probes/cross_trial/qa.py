@@ -117,14 +117,14 @@ def version_task_trials(env, trials: list[TrialResult], *, include_stale: bool =
         trials={t.trial_id: neutral_trial(t, env.name) for t in keep},
         instruction=env.instruction,
         verifier_tools=verifier_tools(env),
-        checks=_checks(env),
+        checks=task_checks(env),
     )
 
 
-def _checks(env) -> dict[str, TestChecks] | None:
-    """Each test's checks and what they require unstated, so `qa run`'s failures are read against the task as
-    `qa analyze --tasks` reads them (probes/cross_trial/failures.py); None when the model cannot be read (the rules
-    then work from the trials alone)."""
+def task_checks(env) -> dict[str, TestChecks] | None:
+    """Each test's checks and what they require unstated, which `qa run` and `qa analyze --tasks` read the failures
+    against (probes/cross_trial/failures.py); None when the model cannot be read (the rules then work from the
+    trials alone)."""
     try:
         return checks_by_test(env)
     except (EnvQAError, OSError, ValueError) as e:

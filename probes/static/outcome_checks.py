@@ -120,8 +120,13 @@ def case_of(a: Assertion, records: list[Assertion]) -> str | None:
     return None
 
 
+def _values(a: Assertion) -> list[str]:
+    """The text or texts a check wants (one per case when a loop or parametrize gives several)."""
+    return a.expected.values or ([a.expected.value] if a.expected.value is not None else [])
+
+
 def _wanted(a: Assertion) -> str:
-    values = a.expected.values or ([a.expected.value] if a.expected.value is not None else [])
+    values = _values(a)
     return ", ".join(repr(v) for v in values[:4]) or "a value"
 
 
@@ -166,8 +171,7 @@ def stated_prohibition(a: Assertion, env: Environment) -> str | None:
     """`instruction.md:N: <sentence>` where the instruction forbids what a method check forbids (a sentence with a
     prohibition and a word of the forbidden text: "You must not use hooks" for `"register_forward_hook" not in
     src`); None when it does not."""
-    values = a.expected.values or ([a.expected.value] if a.expected.value is not None else [])
-    parts = set().union(*(_parts(str(v)) for v in values)) if values else set()
+    parts = set().union(*(_parts(v) for v in _values(a)))
     if not parts:
         return None
     for n, line in enumerate(env.instruction.splitlines(), 1):
