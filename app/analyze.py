@@ -31,7 +31,7 @@ from envqa.core.readers.harbor_job import read_job
 from envqa.core.task_model.unstated_checks import TestChecks
 from envqa.graphs.imported import keep_files
 from envqa.probes.cross_trial.no_pass import no_pass_table
-from envqa.probes.cross_trial.probe import TaskTrials, cross_trial_findings
+from envqa.probes.cross_trial.probe import TaskTrials, cross_trial_findings, recorded_instruction
 from envqa.probes.cross_trial.report import dataset_exit, task_triage
 from envqa.probes.cross_trial.triage import look_first, sibling_shortcuts, worst_first
 
@@ -139,7 +139,7 @@ def triage_matching(matching: Matching, config: QAConfig, count_stale: bool = Fa
         task = TaskTrials(
             task=name,
             trials={imported_trial_id(t): t for t in counted},
-            instruction=ctx.instruction,
+            instruction=ctx.instruction or recorded_instruction(counted),
             verifier_tools=ctx.tools,
             checks=ctx.checks,
         )

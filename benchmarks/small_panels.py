@@ -73,6 +73,7 @@ def score(triages: list[dict], labels: dict[str, str]) -> dict:
         "recall": len(hits) / len(flawed) if flawed else None,
         "precision": len(labelled) / len(flagged) if flagged else None,
         "flagged_tasks": sorted(flagged),
+        "labelled_present": sorted(n for n in present if n in labels),
         "false": sorted(n for n in flagged if labels.get(n) not in LABELLED_FLAW),
     }
 
@@ -85,10 +86,32 @@ def runs_by_group(trials: list[ImportedTrial]) -> dict[str, dict[str, list[Impor
     return {g: dict(runs) for g, runs in out.items()}
 
 
-def draw(runs: dict[str, dict[str, list[ImportedTrial]]], setups: int, rng: random.Random) -> tuple[list, list]:
-    """SETUPS groups at random, one run each, one trial per task of that run (a run folder written with
-    `--n-attempts 5` holds five): (the panel's trials, its (group, run) pairs)."""
-    chosen = rng.sample(sorted(runs), setups)
+def agent_of(runs: dict[str, list[ImportedTrial]]) -> str:
+    return next(t.agent for trials in runs.values() for t in trials)
+
+
+def choose_groups(
+    runs: dict[str, dict[str, list[ImportedTrial]]], setups: int, distinct: str, rng: random.Random
+) -> list[str]:
+    """SETUPS groups at random; with `distinct="agents"`, of SETUPS different agents (the issue's "3 agents x 1
+    trial": three models of one agent are one reading of the instruction, not three), when the corpus has as many."""
+    order = rng.sample(sorted(runs), len(runs))
+    if distinct != "agents" or len({agent_of(runs[g]) for g in order}) < setups:
+        return order[:setups]
+    chosen, agents = [], set()
+    for g in order:
+        if agent_of(runs[g]) not in agents:
+            chosen.append(g)
+            agents.add(agent_of(runs[g]))
+    return chosen[:setups]
+
+
+def draw(
+    runs: dict[str, dict[str, list[ImportedTrial]]], setups: int, rng: random.Random, distinct: str = "agents"
+) -> tuple[list, list]:
+    """SETUPS groups at random (choose_groups), one run each, one trial per task of that run (a run folder written
+    with `--n-attempts 5` holds five): (the panel's trials, its (group, run) pairs)."""
+    chosen = choose_groups(runs, setups, distinct, rng)
     picked = [(g, rng.choice(sorted(runs[g]))) for g in chosen]
     panel = []
     for g, r in picked:
@@ -99,7 +122,9 @@ def draw(runs: dict[str, dict[str, list[ImportedTrial]]], setups: int, rng: rand
     return panel, picked
 
 
-def measure(corpus: Path, labels: dict[str, str], draws: int, seed: int, setups: int) -> tuple[dict, list[dict]]:
+def measure(
+    corpus: Path, labels: dict[str, str], draws: int, seed: int, setups: int, distinct: str = "agents"
+) -> tuple[dict, list[dict]]:
     config = load_config(None)
     trials, _problems = read_all([corpus])
     full_triages = triage(trials, config)
@@ -108,7 +133,7 @@ def measure(corpus: Path, labels: dict[str, str], draws: int, seed: int, setups:
     rng = random.Random(seed)
     rows = []
     for i in range(draws):
-        panel, picked = draw(runs, setups, rng)
+        panel, picked = draw(runs, setups, rng, distinct)
         s = score(triage(panel, config), labels)
         rows.append({"draw": i, "setups": [g for g, _ in picked], "trials": len(panel), **s})
     recalls = [r["recall"] for r in rows if r["recall"] is not None]
@@ -121,6 +146,7 @@ def measure(corpus: Path, labels: dict[str, str], draws: int, seed: int, setups:
         "draws": draws,
         "seed": seed,
         "setups": setups,
+        "distinct": distinct,
         "trials": len(trials),
         "mean_recall": round(mean_recall, 4),
         "full_recall": round(full["recall"] or 0.0, 4),
@@ -133,6 +159,7 @@ def measure(corpus: Path, labels: dict[str, str], draws: int, seed: int, setups:
         "draws_flagging_nothing": sum(r["precision"] is None for r in rows),
         "no_pass": dict(sorted(kinds.items())),
         "false_positives": dict(Counter(n for r in rows for n in r["false"]).most_common(8)),
+        "per_label": per_label(rows, labels),
     }
     result["goal_met"] = (
         result["mean_recall"] >= RECALL_SHARE * result["full_recall"] and result["mean_precision"] >= MIN_PRECISION
@@ -142,6 +169,13 @@ def measure(corpus: Path, labels: dict[str, str], draws: int, seed: int, setups:
         for row in no_pass
     ]
     return result, rows
+
+
+def per_label(rows: list[dict], labels: dict[str, str]) -> dict[str, str]:
+    """Each labelled task: `label flagged/present` over the draws, to see which flaws a small panel reaches."""
+    present = Counter(n for r in rows for n in r["labelled_present"])
+    hit = Counter(n for r in rows for n in r["flagged_tasks"])
+    return {n: f"{labels[n]} {hit[n]}/{present[n]}" for n in sorted(present, key=lambda n: (labels[n], n))}
 
 
 def _fmt(x: float | None) -> str:
@@ -185,6 +219,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--draws", type=int, default=20, help="panels to draw (default 20)")
     ap.add_argument("--seed", type=int, default=53, help="the draws' random seed (default 53)")
     ap.add_argument("--setups", type=int, default=3, help="agent/model setups per panel (default 3)")
+    ap.add_argument(
+        "--distinct",
+        choices=("agents", "setups"),
+        default="agents",
+        help="draw setups of different agents (default: the issue's 3 agents x 1 trial) or any setups",
+    )
     ap.add_argument("--json-only", action="store_true", help="print only the JSON line")
     args = ap.parse_args(argv)
     if not args.corpus.is_dir() or not args.labels.is_file():
@@ -192,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
             f"skipped: {args.corpus} or {args.labels} is absent (the corpus is not in the repository)", file=sys.stderr
         )
         return 0
-    result, rows = measure(args.corpus, read_labels(args.labels), args.draws, args.seed, args.setups)
+    result, rows = measure(args.corpus, read_labels(args.labels), args.draws, args.seed, args.setups, args.distinct)
     if not args.json_only:
         print_table(result, rows, Console(width=200))
     print(json.dumps(result))

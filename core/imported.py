@@ -51,6 +51,7 @@ class ImportedTrial(BaseModel):
     job_label: str = ""  # the job's name from its folders (core/readers/groups.py): the group when no model is known
     task_name: str  # Harbor task_name / tb task_id: what matching to a task on disk uses
     task_checksum: str | None = None  # Harbor's task checksum, when recorded
+    instruction: str = ""  # the task's instruction as the harness recorded it (tb TrialResults); "" where none
     agent: str  # the agent's name (e.g. "claude-code", "terminus-2", "oracle")
     model: str | None = None  # the model it ran on, e.g. "anthropic/claude-opus-4-1"
     agent_source: str | None = None  # where `agent` came from: "metadata" | "folder-name" | None (the record)

@@ -6,7 +6,7 @@ Where each fact comes from (terminal-bench 0.2.18 source):
     `<task_id>/<trial_name>/` per trial; `_get_trial_name` names a trial `<task>.<k>-of-<n>.<run_id>` (older
     releases: `<task>.<k>-of-<n>`, the "attempt folders").
   - `harness/models.py`: RunMetadata `run_id`, `agent_name`, `model_name`, `dataset_name`; TrialResults
-    `trial_name`, `task_id`, `is_resolved` (None when the tests never gave a verdict), `failure_mode`,
+    `trial_name`, `task_id`, `instruction` (the task's instruction as the agent got it), `is_resolved` (None when the tests never gave a verdict), `failure_mode`,
     `parser_results` ({test name: "passed"|"failed"}), `trial_started_at`/`trial_ended_at`.
   - `agents/failure_mode.py` FailureMode: `test_timeout`, `parse_error` and `agent_installation_failed` are
     infra here; `agent_timeout` still runs the tests (harness.py `_run_trial`), so it counts by `is_resolved`.
@@ -68,6 +68,7 @@ class _Loose(BaseModel):
 class _TrialResults(_Loose):
     trial_name: str
     task_id: str
+    instruction: str = ""  # required in 0.2.18; a record without it still reads
     is_resolved: bool | None = None
     failure_mode: str = "unset"
     parser_results: dict[str, str] | None = None
@@ -241,6 +242,7 @@ def _build(trial_dir: Path, r: _TrialResults, meta: RunIdentity, *, from_folder:
         job_path=meta.run_path,
         job_label=meta.run_label,
         task_name=r.task_id,
+        instruction=r.instruction,
         agent=meta.agent_name,
         model=meta.model_name,
         agent_source=meta.agent_source,

@@ -91,6 +91,17 @@ NEEDS: dict[str, Need] = {
             "one trial failing a test alone is any task's core test",
         ),
         Need(
+            "test-fails-alone",
+            "worded-setups",
+            "setups whose failure text shows the test wanting a literal the instruction words otherwise",
+            1,
+            1,
+            "fixed",
+            "the instruction is the second witness: a test wanting `sha256` where the instruction says SHA-256 fails "
+            "whoever follows the instruction, so one setup's failure text is enough to look (a warning; an error "
+            "takes the agents the counts need)",
+        ),
+        Need(
             "converging-wrong-answers",
             "converging-trials",
             "failed trials ending the same way on one test",
@@ -125,6 +136,27 @@ NEEDS: dict[str, Need] = {
             2,
             "setups",
             "one setup missing a file is its own misreading",
+        ),
+        Need(
+            "verifier-wants-missing-file",
+            "missing-unstated-setups",
+            "agent/models whose verifier output misses a file the instruction names otherwise",
+            1,
+            1,
+            "fixed",
+            "the instruction is the second witness: a verifier opening main.py.c where the instruction says main.c.py "
+            "fails whoever follows the instruction, so one setup's output is enough to look (a warning; an error "
+            "takes the counts above; a file the instruction never names at all may be the agent's own)",
+        ),
+        Need(
+            "failures-on-unstated-bound",
+            "unstated-bound-setups",
+            "setups whose failure text shows a test's bound the instruction never states",
+            1,
+            1,
+            "fixed",
+            "the bound is a fact of the test, and the instruction is the second witness: one setup's `assert 0 > 6` "
+            "under an instruction that never says 6 shows it (a warning)",
         ),
         Need(
             "verifier-errors-everywhere",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from envqa.core.defaults import CROSS_TRIAL_MISSING_SHARE
 from envqa.core.imported import ImportedTrial
@@ -39,16 +39,43 @@ def _missing_paths(text: str) -> set[str]:
     return {m.group("a") or m.group("b") for m in MISSING.finditer(text or "")}
 
 
+class Missing(NamedTuple):
+    """The path nearly every failure misses, the trials that miss it, and what the instruction says of it."""
+
+    path: str
+    ids: list[str]
+    stated: bool  # the instruction is known and names it (its path or its file name)
+    counted: bool  # the pool reached the counts (not only the instruction's witness)
+    otherwise: str | None  # the instruction's own name for it, spelled otherwise (main.c.py for main.py.c)
+
+
+_NAMED = re.compile(r"[\w./-]*\w\.\w+")
+
+
+def _parts(name: str) -> list[str]:
+    return sorted(p for p in re.split(r"[._-]+", name.rsplit("/", 1)[-1].lower()) if p)
+
+
+def named_otherwise(path: str, instruction: str) -> str | None:
+    """The file name the instruction gives where the verifier looks for `path`, when the two are one name spelled
+    otherwise (the same parts in another order, or another case or separator: main.c.py for main.py.c); else None."""
+    want = _parts(path)
+    return next(
+        (n for n in sorted(set(_NAMED.findall(instruction or ""))) if _parts(n) == want and not path.endswith(n)),
+        None,
+    )
+
+
 def missing_file(
     pool: dict[str, ImportedTrial], instruction: str = "", coverage: Coverage | None = None
-) -> tuple[str, list[str], bool] | None:
-    """(path, trial ids, whether the instruction names it) for the path nearly every failure misses; else None.
-    The counts it needs are sized to the pool (probes/cross_trial/evidence.py); a shortfall is kept in `coverage`."""
+) -> Missing | None:
+    """The path nearly every failure with verifier output misses; else None. The counts are sized to the pool
+    (probes/cross_trial/evidence.py): failed trials with output, and agents/models missing the path. Where the
+    instruction names the file otherwise, it is the second witness, and the `missing-unstated-setups` need (one
+    setup) is enough to report it (a warning); a shortfall is kept in `coverage`."""
     coverage = coverage if coverage is not None else Coverage()
     panel = Panel.of(pool)
     failed = {tid: t for tid, t in pool.items() if t.outcome == Outcome.FAIL and t.verifier_output}
-    if not failed or not coverage.enough("missing-failed", panel, len(failed)):
-        return None
     by_path: dict[str, list[str]] = defaultdict(list)
     for tid, t in failed.items():
         for path in _missing_paths(t.verifier_output):
@@ -56,36 +83,46 @@ def missing_file(
     if not by_path:
         return None
     path, ids = max(by_path.items(), key=lambda kv: len(kv[1]))
-    agents, groups = {pool[i].agent for i in ids}, {pool[i].agent_model for i in ids}
-    if len(ids) < CROSS_TRIAL_MISSING_SHARE * len(failed) or len(agents) < 2:
+    if len(ids) < CROSS_TRIAL_MISSING_SHARE * len(failed):
         return None
-    if not coverage.enough("missing-setups", panel, len(groups)):
+    stated = bool(instruction) and (path in instruction or path.rsplit("/", 1)[-1] in instruction)
+    otherwise = None if stated else named_otherwise(path, instruction)
+    groups = {pool[i].agent_model for i in ids}
+    counted = (
+        coverage.enough("missing-failed", panel, len(failed))
+        and len({pool[i].agent for i in ids}) >= 2
+        and coverage.enough("missing-setups", panel, len(groups))
+    )
+    if not counted and not (otherwise and coverage.enough("missing-unstated-setups", panel, len(groups))):
         return None
-    stated = path in instruction or path.rsplit("/", 1)[-1] in instruction
-    return path, sorted(ids), stated
+    return Missing(path, sorted(ids), stated, counted, otherwise)
 
 
 def verifier_wants_missing_file(task: TaskTrials) -> list[Finding]:
     """The `verifier-wants-missing-file` finding: an error when the task's instruction is known and never names
-    the file, else a warning to check it."""
+    the file and the counts were met, else a warning to check it."""
     hit = missing_file(task.pool(), task.instruction, task.coverage)
     if hit is None:
         return []
-    path, ids, stated = hit
-    agents = sorted({task.trials[i].agent_model for i in ids})
-    unstated = bool(task.instruction) and not stated
-    known = "the instruction never names it" if unstated else "check that the instruction names it (--tasks compares)"
+    agents = sorted({task.trials[i].agent_model for i in hit.ids})
+    unstated = bool(task.instruction) and not hit.stated
+    if hit.otherwise:
+        known = f"the instruction names it {hit.otherwise}"
+    else:
+        known = (
+            "the instruction never names it" if unstated else "check that the instruction names it (--tasks compares)"
+        )
     return [
         Finding.of(
             "verifier-wants-missing-file",
-            severity=None if unstated else Severity.WARNING,
-            message=f"the verifier reports {path} missing in {len(ids)} failed trials across {len(agents)} "
+            severity=None if unstated and hit.counted else Severity.WARNING,
+            message=f"the verifier reports {hit.path} missing in {len(hit.ids)} failed trials across {len(agents)} "
             f"agents/models ({', '.join(agents)}): the test looks for a file no agent wrote; {known}",
             evidence=[
-                f"trial {task.trials[i].trial_name} ({task.trials[i].agent_model}): {path}: No such file"
-                for i in ids[:4]
+                f"trial {task.trials[i].trial_name} ({task.trials[i].agent_model}): {hit.path}: No such file"
+                for i in hit.ids[:4]
             ],
-            location=f"{task.task}: {path}",
-            trial_ids=sorted(ids),
+            location=f"{task.task}: {hit.path}",
+            trial_ids=hit.ids,
         )
     ]

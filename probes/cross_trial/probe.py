@@ -11,6 +11,8 @@ Harbor jobs and `tb run` folders, and qa's own solver trials read into the same 
   on the same test.
 - `copied-verifier-values` / `trajectory-tampers-verifier`: a passing trajectory copied values out of the
   verifier's output, or wrote the verifier's files (probes/cross_trial/steps.py), with step ids.
+- `failures-on-unstated-bound`: a failure text shows a test's bound (`assert 0 > 6`) that the instruction never
+  states (probes/cross_trial/bounds.py).
 - `failures-on-unstated-requirement`: with the task model (--tasks), most failed trials in enough setups fail
   checks requiring a term the instruction never states (probes/cross_trial/failures.py).
 - `outlier-pass`: one agent passes what every other agent of the pool fails (info: review this pass).
@@ -28,12 +30,14 @@ from envqa.core.defaults import CROSS_TRIAL_ALONE_SHARE, CROSS_TRIAL_CONVERGING_
 from envqa.core.imported import ImportedTrial
 from envqa.core.models import Finding, Outcome, Severity
 from envqa.core.task_model.unstated_checks import TestChecks
+from envqa.probes.cross_trial.bounds import failures_on_unstated_bound
 from envqa.probes.cross_trial.evidence import EMPTY_AGENTS, FAILED, NOT_POOL, Coverage, Panel
 from envqa.probes.cross_trial.failures import failures_on_unstated_requirement
 from envqa.probes.cross_trial.missing import verifier_wants_missing_file
 from envqa.probes.cross_trial.pool_rules import agent_never_ran, outlier_pass
 from envqa.probes.cross_trial.steps import copied_values, looked_at_tests, tampering
 from envqa.probes.cross_trial.text import (
+    STATUS,
     Difference,
     at_threshold,
     difference,
@@ -47,7 +51,6 @@ EMPTYISH = {"None", "''", '""', "[]", "{}", "()", "null", "b''"}  # no output at
 # A verdict, not an answer: a boolean, or a bare number in a message about an exit status (`assert 1 == 0` where
 # 1 = ....returncode). Many models failing the same exit-status check is a crash in common, not a reading.
 FLAGS = {"True", "False", "true", "false"}
-STATUS = re.compile(r"returncode|exit[ _]?(code|status)|\bstatus\b|errno|\.ok\b", re.I)
 
 
 @dataclass
@@ -71,6 +74,14 @@ class TaskTrials:
 
     def enough(self, key: str, had: int) -> bool:
         return self.coverage.enough(key, self.panel(), had)
+
+
+def recorded_instruction(trials: list[ImportedTrial]) -> str:
+    """The instruction the trials' own records hold (a `tb run` keeps it in every TrialResults), the most common
+    one where versions differ; "" where none does. Without the task on disk (no --tasks) it is what the failures
+    are read against: a literal the test wants and the instruction words otherwise, a file it never names."""
+    said = Counter(t.instruction for t in trials if t.instruction.strip())
+    return said.most_common(1)[0][0] if said else ""
 
 
 def model_of(t: ImportedTrial) -> str:
@@ -133,19 +144,24 @@ def _converging(task: TaskTrials, test: str, ids: list[str]) -> tuple[Difference
             by_key[d.got].append(tid)  # the wrong value, whatever the run's expected value (it may vary by run)
             diffs.setdefault(d.got, d)
     best = max(by_key, key=lambda k: (len({model_of(task.trials[i]) for i in by_key[k]}), len(by_key[k])), default=None)
-    if best is None or not _independent(task, by_key[best]):
+    voiced = [i for v in by_key.values() for i in v]
+    if best is None or not _independent(task, by_key[best], voiced):
         return None
     if len(by_key[best]) < CROSS_TRIAL_CONVERGING_SHARE * sum(len(v) for v in by_key.values()):
         return None
     return diffs[best], by_key[best]
 
 
-def _independent(task: TaskTrials, ids: list[str]) -> bool:
+def _independent(task: TaskTrials, ids: list[str], voiced: list[str] | None = None) -> bool:
+    """Two models and two agents among `ids`, and the `converging-trials` need, sized to the setups whose failures
+    state a value on the test (`voiced`; a setup whose failure says nothing cannot agree or disagree), else to the
+    pool."""
     trials = [task.trials[i] for i in ids]
+    panel = Panel.of({i: task.trials[i] for i in voiced}) if voiced is not None else task.panel()
     return (
         len({model_of(t) for t in trials}) >= 2
         and len({t.agent for t in trials}) >= 2
-        and task.enough("converging-trials", len(trials))
+        and task.coverage.enough("converging-trials", panel, len(trials))
     )
 
 
@@ -159,67 +175,78 @@ def _quote(task: TaskTrials, tid: str, test: str) -> str:
     return f"trial {t.trial_name} ({t.agent_model}) {test}: {said[:240]}"
 
 
-def test_fails_alone(task: TaskTrials) -> list[Finding]:
-    pool = task.pool()
-    names = {x.name for t in pool.values() for x in t.tests}
-    failed = [tid for tid, t in pool.items() if t.outcome == Outcome.FAIL and t.tests]
-    if len(names) < 2 or not failed:
-        return []
+def _worded(task: TaskTrials, test: str, ids: list[str]) -> tuple[str, list[str]] | None:
+    """The instruction's own spelling of a literal `test` wants, and the trials whose failure text shows the test
+    wanting it otherwise (`assert 'sha256' in ...` where the instruction says SHA-256); None when none does."""
+    word, hits = None, []
+    for i in ids:
+        d = difference(_message(task.trials[i], test))
+        w = differently_worded(d.want, task.instruction) if d else None
+        if w:
+            word, hits = word or w, [*hits, i]
+    return (word, hits) if word else None
+
+
+def _alone_by_test(pool: dict[str, ImportedTrial], failed: list[str]) -> dict[str, list[str]]:
     alone: dict[str, list[str]] = defaultdict(list)
     for tid in failed:
         test = fails_alone(pool[tid])
         if test is not None:
             alone[test].append(tid)
-    out = []
-    if _pass_rate(pool) >= CROSS_TRIAL_NEAR_CEILING:
+    return alone
+
+
+def test_fails_alone(task: TaskTrials) -> list[Finding]:
+    """A test most failures fail alone: an error with a textual witness (converging values, or a literal the
+    instruction words otherwise) on a pool with enough agents; a warning without one, or when the witness is the
+    failure text of fewer setups than the counts need (the `worded-setups` need: the instruction is the second
+    witness, so one setup's failure text showing the mismatch is enough to look)."""
+    pool = task.pool()
+    names = {x.name for t in pool.values() for x in t.tests}
+    failed = [tid for tid, t in pool.items() if t.outcome == Outcome.FAIL and t.tests]
+    if len(names) < 2 or not failed or _pass_rate(pool) >= CROSS_TRIAL_NEAR_CEILING:
         return []
-    for test, ids in sorted(alone.items()):
-        agents = {pool[i].agent_model for i in ids}
-        if (
-            not task.enough("alone-trials", len(ids))
-            or not task.enough("alone-agents", len({pool[i].agent for i in ids}))
-            or len(ids) * 2 <= len(failed)
-            or _fail_to_pass(task, test)
-        ):
+    out = []
+    for test, ids in sorted(_alone_by_test(pool, failed).items()):
+        if len(ids) * 2 <= len(failed) or _fail_to_pass(task, test):
             continue
-        evidence = [_quote(task, i, test) for i in ids[:4]]
-        converging = _converging(task, test, ids)
-        worded = next(
-            (
-                w
-                for i in ids
-                if (d := difference(_message(pool[i], test))) and (w := differently_worded(d.want, task.instruction))
-            ),
-            None,
+        worded = _worded(task, test, ids)
+        counted = task.enough("alone-trials", len(ids)) and task.enough(
+            "alone-agents", len({pool[i].agent for i in ids})
         )
+        if not counted and not (worded and task.enough("worded-setups", len({pool[i].agent_model for i in worded[1]}))):
+            continue
+        converging = _converging(task, test, ids) if counted else None
         why = []
         if converging:
             why.append(f"{len(converging[1])} trials end with the same wrong value {converging[0].got}")
         if worded:
-            why.append(f"the test expects a literal the instruction words as {worded!r}")
+            why.append(f"the test expects a literal the instruction words as {worded[0]!r}")
         if not why and len(ids) < CROSS_TRIAL_ALONE_SHARE * len(failed):
             continue  # a hard task's core test: most, not nearly all, failures
-        severity = Severity.ERROR if why else Severity.WARNING
-        tail = (
-            ("; " + "; ".join(why))
-            if why
-            else (
-                "; the failure texts do not converge: review whether the "
-                "instruction admits another answer or the test is just hard"
-            )
-        )
-        out.append(
-            _finding(
-                "test-fails-alone",
-                f"{test} fails alone in {len(ids)} of {len(failed)} failed trials, across "
-                f"{len(agents)} agents ({', '.join(sorted(agents))}){tail}",
-                evidence,
-                ids,
-                f"{task.task}: {test}",
-                severity=severity,
-            )
-        )
+        out.append(_alone_finding(task, test, ids, failed, why, counted))
     return out
+
+
+def _alone_finding(
+    task: TaskTrials, test: str, ids: list[str], failed: list[str], why: list[str], counted: bool
+) -> Finding:
+    agents = {task.trials[i].agent_model for i in ids}
+    tail = (
+        ("; " + "; ".join(why))
+        if why
+        else "; the failure texts do not converge: review whether the instruction admits another answer or the test is "
+        "just hard"
+    )
+    return _finding(
+        "test-fails-alone",
+        f"{test} fails alone in {len(ids)} of {len(failed)} failed trials, across "
+        f"{len(agents)} agents ({', '.join(sorted(agents))}){tail}",
+        [_quote(task, i, test) for i in ids[:4]],
+        ids,
+        f"{task.task}: {test}",
+        severity=Severity.ERROR if why and counted else Severity.WARNING,
+    )
 
 
 def converging_wrong_answers(task: TaskTrials) -> list[Finding]:
@@ -372,6 +399,7 @@ RULES = (
     converging_wrong_answers,
     verifier_wants_missing_file,
     verifier_errors_everywhere,
+    failures_on_unstated_bound,
     failures_on_unstated_requirement,
     verifier_shortcuts,
     outlier_pass,

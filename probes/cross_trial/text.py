@@ -17,6 +17,8 @@ from dataclasses import dataclass
 _ASSERT_EQ = re.compile(r"assert\s+(?P<got>.+?)\s*(?:==|!=)\s*(?P<want>.+?)\s*(?:$|\n|\s+\+\s+where)", re.M)
 # unittest: "AssertionError: 'a,b' != 'a;b'" / "42 != 41"
 _NE = re.compile(r"AssertionError:\s*(?P<got>.+?)\s+!=\s+(?P<want>.+?)\s*(?:$|\n)", re.M)
+# pytest containment: "assert 'sha256' in 'subject: ...'" (the test wants the literal inside the output; not `not in`)
+_ASSERT_IN = re.compile(r"""assert\s+(?P<want>'[^'\n]+'|"[^"\n]+")\s+in\s+(?P<got>.+?)\s*(?:$|\n)""", re.M)
 # prose: "expected 'x', got 'y'" / "expected x but got y" / "Expected: x ... Actual: y"
 _EXPECTED_GOT = re.compile(
     r"expected:?\s*(?P<want>.+?)[,;]?\s+(?:but\s+)?(?:got|found|was|actual):?\s+"
@@ -55,13 +57,33 @@ def _clean(value: str) -> str:
 
 
 _THRESHOLD = re.compile(r"assert\s+(?P<got>-?\d+(?:\.\d+)?)\s*(?P<op>>=|<=|>|<)\s*(?P<want>-?\d+(?:\.\d+)?)\s*$", re.M)
+# A verdict, not a measure: a number in a message about an exit or HTTP status (`assert 400 <= 200 where 200 =
+# <Response>.status_code`, `assert 1 == 0` where 1 = ....returncode).
+STATUS = re.compile(r"returncode|exit[ _]?(code|status)|\bstatus\b|status_code|errno|\.ok\b", re.I)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """`assert 0 > 6`: the measured value, the comparison and the bound the test holds it to."""
+
+    got: str
+    op: str
+    want: str
+
+
+def bound(message: str) -> Bound | None:
+    """The score-against-bound comparison a failure states (`assert 0.59 > 0.62`), not a status; else None."""
+    m = _THRESHOLD.search(message or "")
+    if m is None or STATUS.search(message):
+        return None
+    return Bound(m.group("got"), m.group("op"), m.group("want"))
 
 
 def at_threshold(message: str) -> str | None:
     """`assert 6 > 6`: a score that failed by landing exactly on the bound; the bound, else None."""
-    m = _THRESHOLD.search(message or "")
-    if m and float(m.group("got")) == float(m.group("want")):
-        return m.group("want")
+    b = bound(message)
+    if b and float(b.got) == float(b.want):
+        return b.want
     return None
 
 
@@ -92,7 +114,7 @@ def same_message(message: str) -> str | None:
 
 def difference(message: str) -> Difference | None:
     """The first assertion difference the message states, normalised (whitespace folded); None if none."""
-    for pattern in (_ASSERT_EQ, _NE, _EXPECTED_GOT, _ACTUAL_EXPECTED):
+    for pattern in (_ASSERT_EQ, _NE, _ASSERT_IN, _EXPECTED_GOT, _ACTUAL_EXPECTED):
         m = pattern.search(message or "")
         if m:
             got, want = _clean(m.group("got")), _clean(m.group("want"))
