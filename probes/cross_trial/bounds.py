@@ -14,12 +14,11 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from typing import Protocol
 
 from envqa.core.imported import ImportedTrial
 from envqa.core.models import Finding, Outcome, Severity
-from envqa.probes.cross_trial.evidence import FAILED, Coverage, Panel
-from envqa.probes.cross_trial.text import Bound, bound
+from envqa.probes.cross_trial.evidence import FAILED, Panel, TaskView
+from envqa.probes.cross_trial.text import Bound, bound, one_line
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)?")
 _NUMBER_WORDS = (
@@ -29,17 +28,6 @@ _NUMBER_WORDS = (
 _WORDS = {w: i for i, w in enumerate(_NUMBER_WORDS.split(" "))}
 # 1,000^k and 1,024^k (sizes), 1/100 (a percentage), 60 and 3,600 (minutes and hours in seconds)
 _UNITS = (1.0, 1e3, 1e6, 1e9, 1024.0, 1024.0**2, 1024.0**3, 0.01, 60.0, 3600.0)
-
-
-class TaskTrials(Protocol):
-    """What this rule reads of probes/cross_trial/probe.TaskTrials (a Protocol: no import cycle)."""
-
-    task: str
-    trials: dict[str, ImportedTrial]
-    instruction: str
-    coverage: Coverage
-
-    def pool(self) -> dict[str, ImportedTrial]: ...
 
 
 def _stated_numbers(instruction: str) -> list[float]:
@@ -80,7 +68,7 @@ def _voiced(pool: dict[str, ImportedTrial], test: str) -> int:
     )
 
 
-def failures_on_unstated_bound(task: TaskTrials) -> list[Finding]:
+def failures_on_unstated_bound(task: TaskView) -> list[Finding]:
     """One warning per test whose failure texts, in most of its voiced failures, hold the work to a bound the
     known instruction never states."""
     if not task.instruction.strip():
@@ -93,7 +81,10 @@ def failures_on_unstated_bound(task: TaskTrials) -> list[Finding]:
             continue
         if not task.coverage.enough("unstated-bound-setups", Panel.of(pool), len(setups)):
             continue
-        quotes = [f"trial {pool[i].trial_name} ({pool[i].agent_model}) {test}: {_said(pool[i], test)}" for i in ids]
+        quotes = [
+            f"trial {pool[i].trial_name} ({pool[i].agent_model}) {test}: {one_line(_message(pool[i], test))}"
+            for i in ids
+        ]
         out.append(
             Finding.of(
                 "failures-on-unstated-bound",
@@ -109,6 +100,5 @@ def failures_on_unstated_bound(task: TaskTrials) -> list[Finding]:
     return out
 
 
-def _said(t: ImportedTrial, test: str) -> str:
-    message = next((x.message for x in t.tests if x.name == test), "")
-    return " / ".join(ln.strip() for ln in message.splitlines() if ln.strip())[:240]
+def _message(t: ImportedTrial, test: str) -> str:
+    return next((x.message for x in t.tests if x.name == test), "")

@@ -17,6 +17,7 @@ then read as "not enough trials to say", not as "clean".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from envqa.core.defaults import (
     CROSS_TRIAL_MIN_AGENTS,
@@ -28,6 +29,17 @@ from envqa.core.imported import ImportedTrial
 EMPTY_AGENTS = frozenset({"nop"})  # an agent that does nothing: what it fails is the task's fail-to-pass set
 NOT_POOL = EMPTY_AGENTS | {"oracle"}  # the reference solution and the empty agent are not in the pool
 FAILED = ("failed", "error")  # a test's statuses that count as failing
+
+
+class TaskView(Protocol):
+    """What the rule modules read of probes/cross_trial/probe.TaskTrials (a Protocol: no import cycle)."""
+
+    task: str
+    trials: dict[str, ImportedTrial]
+    instruction: str
+    coverage: Coverage
+
+    def pool(self) -> dict[str, ImportedTrial]: ...
 
 
 @dataclass(frozen=True)

@@ -10,24 +10,12 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 from envqa.core.defaults import CROSS_TRIAL_MISSING_SHARE
 from envqa.core.imported import ImportedTrial
 from envqa.core.models import Finding, Outcome, Severity
-from envqa.probes.cross_trial.evidence import Coverage, Panel
-
-
-class TaskTrials(Protocol):
-    """What this rule reads of probes/cross_trial.TaskTrials (a Protocol: no import cycle)."""
-
-    task: str
-    trials: dict[str, ImportedTrial]
-    instruction: str
-    coverage: Coverage
-
-    def pool(self) -> dict[str, ImportedTrial]: ...
-
+from envqa.probes.cross_trial.evidence import Coverage, Panel, TaskView
 
 MISSING = re.compile(
     r"(?:can't open file|No such file or directory|FileNotFoundError)[^\n]*?['\"]?(?P<a>/[\w./-]+\w)|"
@@ -98,7 +86,7 @@ def missing_file(
     return Missing(path, sorted(ids), stated, counted, otherwise)
 
 
-def verifier_wants_missing_file(task: TaskTrials) -> list[Finding]:
+def verifier_wants_missing_file(task: TaskView) -> list[Finding]:
     """The `verifier-wants-missing-file` finding: an error when the task's instruction is known and never names
     the file and the counts were met, else a warning to check it."""
     hit = missing_file(task.pool(), task.instruction, task.coverage)

@@ -43,6 +43,7 @@ from envqa.probes.cross_trial.text import (
     difference,
     differently_worded,
     failure_subject,
+    one_line,
     same_message,
 )
 from envqa.probes.cross_trial.verifier_errors import verifier_error, verifier_errors_everywhere
@@ -171,8 +172,7 @@ def _pass_rate(pool: dict[str, ImportedTrial]) -> float:
 
 def _quote(task: TaskTrials, tid: str, test: str) -> str:
     t = task.trials[tid]
-    said = " / ".join(ln.strip() for ln in _message(t, test).splitlines() if ln.strip())
-    return f"trial {t.trial_name} ({t.agent_model}) {test}: {said[:240]}"
+    return f"trial {t.trial_name} ({t.agent_model}) {test}: {one_line(_message(t, test))}"
 
 
 def _worded(task: TaskTrials, test: str, ids: list[str]) -> tuple[str, list[str]] | None:

@@ -112,6 +112,11 @@ def same_message(message: str) -> str | None:
     return re.sub(r"\b0x[0-9a-f]+\b|\d{5,}", "…", re.sub(r"\s+", " ", text))[:400]
 
 
+def one_line(message: str, limit: int = 240) -> str:
+    """A failure text as one quotable line: its non-blank lines joined with " / ", cut to `limit`."""
+    return " / ".join(ln.strip() for ln in (message or "").splitlines() if ln.strip())[:limit]
+
+
 def difference(message: str) -> Difference | None:
     """The first assertion difference the message states, normalised (whitespace folded); None if none."""
     for pattern in (_ASSERT_EQ, _NE, _ASSERT_IN, _EXPECTED_GOT, _ACTUAL_EXPECTED):

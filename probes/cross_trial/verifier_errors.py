@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Protocol
 
 from envqa.core.defaults import CROSS_TRIAL_ALONE_SHARE
 from envqa.core.imported import ImportedTrial
 from envqa.core.models import Finding, Outcome, Severity
-from envqa.probes.cross_trial.evidence import Coverage, Panel
+from envqa.probes.cross_trial.evidence import Panel, TaskView
 
 VERIFIER_ERROR = re.compile(
     r"(?P<e>ModuleNotFoundError: No module named '[\w.]+'|ImportError: cannot import name '\w+'[^\n]{0,80}"
@@ -24,16 +23,6 @@ VERIFIER_ERROR = re.compile(
     r"|fixture '\w+' not found)",
     re.M,
 )
-
-
-class TaskTrials(Protocol):
-    """What this rule reads of probes/cross_trial/probe.TaskTrials (a Protocol: no import cycle)."""
-
-    task: str
-    trials: dict[str, ImportedTrial]
-    coverage: Coverage
-
-    def pool(self) -> dict[str, ImportedTrial]: ...
 
 
 def verifier_error(t: ImportedTrial) -> str | None:
@@ -46,7 +35,7 @@ def verifier_error(t: ImportedTrial) -> str | None:
     return None
 
 
-def verifier_errors_everywhere(task: TaskTrials) -> list[Finding]:
+def verifier_errors_everywhere(task: TaskView) -> list[Finding]:
     """One finding when the same verifier error is in nearly every failure, in every setup that failed."""
     pool = task.pool()
     failed = {tid: t for tid, t in pool.items() if t.outcome == Outcome.FAIL}
