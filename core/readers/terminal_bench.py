@@ -6,8 +6,9 @@ Where each fact comes from (terminal-bench 0.2.18 source):
     `<task_id>/<trial_name>/` per trial; `_get_trial_name` names a trial `<task>.<k>-of-<n>.<run_id>` (older
     releases: `<task>.<k>-of-<n>`, the "attempt folders").
   - `harness/models.py`: RunMetadata `run_id`, `agent_name`, `model_name`, `dataset_name`; TrialResults
-    `trial_name`, `task_id`, `instruction` (the task's instruction as the agent got it), `is_resolved` (None when the tests never gave a verdict), `failure_mode`,
-    `parser_results` ({test name: "passed"|"failed"}), `trial_started_at`/`trial_ended_at`.
+    `trial_name`, `task_id`, `instruction` (the task's instruction as the agent got it), `is_resolved` (None
+    when the tests never gave a verdict), `failure_mode`, `parser_results` ({test name: "passed"|"failed"}),
+    `trial_started_at`/`trial_ended_at`.
   - `agents/failure_mode.py` FailureMode: `test_timeout`, `parse_error` and `agent_installation_failed` are
     infra here; `agent_timeout` still runs the tests (harness.py `_run_trial`), so it counts by `is_resolved`.
   - `handlers/trial_handler.py` TrialPaths: `commands.txt`, `sessions/` (tmux logs `<session>.log`: `agent.log`,
